@@ -1,0 +1,1 @@
+"""Analyze: follow tracebacks, collect findings with their roles, and choose the root cause."""

@@ -1,0 +1,223 @@
+"""Stream lines through the matcher and the traceback tracker, keeping only what the ranking needs.
+
+Memory is bounded: a ring buffer of context per input, the first few occurrences of each finding
+(per entry and rank) with their context, and counters for the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from denpex.analyze.tracebacks import Block, TracebackTracker
+from denpex.catalog.loader import Catalog
+from denpex.catalog.schema import Entry
+from denpex.model import Evidence, Finding, Line, RankState, Role
+from denpex.scan.engine import Hit, LineMatcher
+
+KEEP_PER_KEY = 3  # occurrences kept in full per (entry, rank); later ones are only counted
+AFTER_LINES = 30  # lines kept after a finding's evidence (details like op/shapes live there)
+_INTERNAL_FRAME = re.compile(r"torch/(_dynamo|_inductor|_functorch|fx|_subclasses|_higher_order_ops|export)/")
+USER_EXCEPTION_ID = "uncaught-user-exception"
+COMPILER_EXCEPTION_ID = "uncaught-compiler-exception"
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A finding plus what the ranking needs to compare it: which event it belongs to."""
+
+    finding: Finding
+    entry: Entry | None
+    event: tuple[object, ...]
+    priority: int
+    block: Block | None = None
+    after_needed: int = 0
+
+
+@dataclass
+class Collection:
+    candidates: list[Candidate] = field(default_factory=list)
+    ranks: dict[int, RankState] = field(default_factory=dict)
+    lines_read: int = 0
+    uncaught_blocks: int = 0
+
+
+class Collector:
+    def __init__(self, catalog: Catalog, context: int = 100) -> None:
+        self.catalog = catalog
+        self.matcher = LineMatcher(catalog)
+        self.context = context
+        self.tracker = TracebackTracker()
+        self.result = Collection()
+        self._rings: dict[str, deque[Line]] = {}
+        self._kept: dict[tuple[str, int | None, Role], Candidate] = {}
+        self._kept_count: dict[tuple[str, int | None, Role], int] = {}
+        self._pending_after: list[Candidate] = []
+        self._block_claimed: set[int] = set()
+
+    # -- streaming -----------------------------------------------------------------------------
+    def feed_all(self, lines: Iterable[Line]) -> Collection:
+        for line in lines:
+            self.feed(line)
+        return self.finish()
+
+    def feed(self, line: Line) -> None:
+        self.result.lines_read += 1
+        ring = self._rings.get(line.file)
+        if ring is None:
+            ring = self._rings[line.file] = deque(maxlen=max(self.context, 1))
+        if self._pending_after:
+            self._extend_after(line)
+        block, is_exception = self.tracker.feed(line)
+        self._track_rank(line)
+        hits = self.matcher.match(line)
+        if is_exception and block is not None and not block.logged:
+            self.result.uncaught_blocks += 1
+        for hit in hits:
+            self._add(hit.entry, hit, line, block, ring)
+            if is_exception and block is not None and self._role_of(hit) not in (Role.CONTEXT, Role.WARNING):
+                self._block_claimed.add(block.block_id)
+        if is_exception and block is not None and not block.logged:
+            self._maybe_generic(line, block, ring)
+        ring.append(line)
+
+    def finish(self) -> Collection:
+        self._pending_after.clear()
+        return self.result
+
+    # -- findings ------------------------------------------------------------------------------
+    def _role_of(self, hit: Hit) -> Role:
+        return Role(hit.signature.role or hit.entry.role)
+
+    def _add(self, entry: Entry, hit: Hit, line: Line, block: Block | None, ring: deque[Line]) -> None:
+        role = self._role_of(hit)
+        fatal = hit.signature.fatal if hit.signature.fatal is not None else entry.fatal
+        in_exception = block is not None and not block.logged and block.exception is not None
+        if in_exception:
+            fatal = True
+            if role in (Role.WARNING, Role.CONTEXT):
+                role = Role.CAUSE
+        rank = _int_or_none(hit.fields.get("rank"), line.rank)
+        self._record(
+            entry_id=entry.id,
+            category=entry.category,
+            title=entry.title,
+            role=role,
+            fatal=fatal,
+            line=line,
+            rank=rank,
+            fields=dict(hit.fields),
+            block=block if in_exception else None,
+            ring=ring,
+            entry=entry,
+            priority=entry.priority,
+            generic=False,
+        )
+
+    def _maybe_generic(self, line: Line, block: Block, ring: deque[Line]) -> None:
+        """An uncaught exception that no catalog entry explains is still a cause: a user or internal error."""
+        if block.block_id in self._block_claimed:
+            return
+        internal = block.last_frame_path is not None and _INTERNAL_FRAME.search(block.last_frame_path)
+        entry = self.catalog.get(COMPILER_EXCEPTION_ID if internal else USER_EXCEPTION_ID)
+        assert entry is not None, "the catalog lacks the uncaught-exception entries"
+        self._record(
+            entry_id=entry.id,
+            category=entry.category,
+            title=entry.title,
+            role=Role.CAUSE,
+            fatal=True,
+            line=line,
+            rank=line.rank,
+            fields={"exception": block.exception_type or "", "frame": block.last_frame_path or ""},
+            block=block,
+            ring=ring,
+            entry=entry,
+            priority=entry.priority,
+            generic=True,
+        )
+
+    def _record(
+        self,
+        *,
+        entry_id: str,
+        category: str,
+        title: str,
+        role: Role,
+        fatal: bool,
+        line: Line,
+        rank: int | None,
+        fields: dict[str, object],
+        block: Block | None,
+        ring: deque[Line],
+        entry: Entry | None,
+        priority: int,
+        generic: bool,
+    ) -> None:
+        key = (entry_id, rank, role)
+        count = self._kept_count.get(key, 0) + 1
+        self._kept_count[key] = count
+        first = self._kept.get(key)
+        if first is not None:
+            first.finding.count = count
+            if count > KEEP_PER_KEY:
+                return
+        evidence = Evidence(line.file, line.number, line.text, rank, line.timestamp, line.seq)
+        finding = Finding(
+            entry_id=entry_id,
+            category=category,
+            title=title,
+            role=role,
+            fatal=fatal,
+            evidence=evidence,
+            fields=fields,
+            generic=generic,
+            in_traceback=block is not None,
+            count=count,
+            ranks={rank} if rank is not None else set(),
+            context_before=list(ring)[-self.context :] if self.context else [],
+        )
+        event: tuple[object, ...]
+        if block is not None:
+            event = ("tb", block.block_id)
+        elif line.level is not None and line.timestamp is not None:
+            event = ("log", line.file, line.pid, line.timestamp)
+        else:
+            event = ("line", line.seq)
+        detail_reach = max((d.within for d in entry.details), default=0) if entry else 0
+        candidate = Candidate(finding, entry, event, priority, block, max(AFTER_LINES, detail_reach))
+        if first is None:
+            self._kept[key] = candidate
+        self.result.candidates.append(candidate)
+        self._pending_after.append(candidate)
+
+    def _extend_after(self, line: Line) -> None:
+        still: list[Candidate] = []
+        for cand in self._pending_after:
+            if cand.finding.evidence.file == line.file:
+                cand.finding.context_after.append(line)
+                if len(cand.finding.context_after) >= cand.after_needed:
+                    continue
+            still.append(cand)
+        self._pending_after = still
+
+    # -- per-rank state ------------------------------------------------------------------------
+    def _track_rank(self, line: Line) -> None:
+        if line.rank is None:
+            return
+        state = self.result.ranks.get(line.rank)
+        if state is None:
+            state = self.result.ranks[line.rank] = RankState(rank=line.rank, host=line.host)
+        state.lines += 1
+        state.last_line = Evidence(line.file, line.number, line.text, line.rank, line.timestamp, line.seq)
+
+
+def _int_or_none(value: object, default: int | None) -> int | None:
+    if value is None:
+        return default
+    try:
+        return int(str(value))
+    except ValueError:
+        return default

@@ -1,0 +1,149 @@
+"""Choose the root cause by causal role, then time, then specificity; set the verdict.
+
+Order of evidence (see DESIGN.md):
+  1. role: a specific cause > an uncaught exception no entry explains > a symptom > collateral > a wrapper;
+  2. among those, the earliest event wins (an event is one traceback chain or one multi-line log record);
+  3. inside one event, the most specific entry (priority) wins, so `Python.h: No such file` beats the
+     `CppCompileError` that carries it, and `Data-dependent branching` beats the bare `Unsupported`.
+"""
+
+from __future__ import annotations
+
+import re
+from denpex.analyze.collect import Candidate, Collection
+from denpex.catalog.loader import Catalog
+from denpex.model import Diagnosis, Finding, Role, Verdict
+
+_TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 4}
+
+
+def _tier(cand: Candidate) -> int:
+    role = cand.finding.role
+    if role is Role.CAUSE and cand.finding.generic:
+        return 1
+    return _TIER.get(role, 9)
+
+
+def _apply_details(cand: Candidate) -> None:
+    if cand.entry is None or not cand.entry.details:
+        return
+    lines = [cand.finding.evidence.text] + [ln.text for ln in cand.finding.context_after]
+    for detail in cand.entry.details:
+        pattern = re.compile(detail.regex)
+        window = lines[: detail.within + 1]
+        if detail.many:
+            collected: dict[str, list[str]] = {}
+            for text in window:
+                for found in pattern.finditer(text):
+                    for key, value in found.groupdict().items():
+                        if value is not None:
+                            collected.setdefault(key, []).append(value)
+            for key, values in collected.items():
+                cand.finding.fields.setdefault(key, list(dict.fromkeys(values)))
+        else:
+            for text in window:
+                found = pattern.search(text)
+                if found:
+                    for key, value in found.groupdict().items():
+                        if value is not None:
+                            cand.finding.fields.setdefault(key, value)
+                    break
+
+
+def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
+    entry = cand.entry
+    if entry is None or not entry.refinements:
+        return
+    haystack_parts = [ln.text for ln in cand.finding.context_before]
+    if cand.block is not None:
+        haystack_parts.extend(cand.block.frames)
+    haystack_parts.extend(ln.text for ln in cand.finding.context_after)
+    for refinement in entry.refinements:
+        window = haystack_parts[-refinement.within :] if refinement.within else haystack_parts
+        if any(re.search(refinement.when, text) for text in window):
+            target = catalog.get(refinement.entry)
+            if target is None:
+                continue
+            cand.entry = target
+            cand.priority = max(cand.priority, target.priority)
+            cand.finding.entry_id = target.id
+            cand.finding.category = target.category
+            cand.finding.title = target.title
+            cand.finding.reason = f"re-filed from {entry.id}: the log shows /{refinement.when}/"
+            return
+
+
+def _pick(pool: list[Candidate]) -> Candidate:
+    """Earliest event first; inside it the most specific entry; then the earliest line."""
+    first_seq: dict[tuple[object, ...], int] = {}
+    for cand in pool:
+        seq = cand.finding.evidence.seq
+        if cand.event not in first_seq or seq < first_seq[cand.event]:
+            first_seq[cand.event] = seq
+    return min(pool, key=lambda c: (first_seq[c.event], -c.priority, c.finding.evidence.seq))
+
+
+def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagnosis:
+    cands = collection.candidates
+    for cand in cands:
+        _apply_refinements(cand, catalog)
+        _apply_details(cand)
+    fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
+    warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING]
+    root: Candidate | None = None
+    if fatal:
+        verdict = Verdict.FAILURE
+        best = min(_tier(c) for c in fatal)
+        root = _pick([c for c in fatal if _tier(c) == best])
+        root.finding.reason = root.finding.reason or _why(root, fatal)
+    elif warnings:
+        verdict = Verdict.WARNING
+        root = max(warnings, key=lambda c: (c.priority, -c.finding.evidence.seq))
+        root.finding.reason = root.finding.reason or "the only problems are non-fatal; this is the most specific"
+    else:
+        verdict = Verdict.CLEAN
+    findings = _dedupe([c.finding for c in cands])
+    if root is not None and not any(f is root.finding for f in findings):
+        findings = [root.finding] + [f for f in findings if (f.entry_id, f.evidence.rank, f.role)
+                                     != (root.finding.entry_id, root.finding.evidence.rank, root.finding.role)]
+    return Diagnosis(
+        verdict=verdict,
+        root_cause=root.finding if root else None,
+        findings=findings,
+        inputs=inputs,
+        lines_read=collection.lines_read,
+        ranks=collection.ranks,
+    )
+
+
+def _why(root: Candidate, fatal: list[Candidate]) -> str:
+    others = [c for c in fatal if c is not root]
+    tier = _tier(root)
+    if tier == 0:
+        kind = "a specific cause"
+    elif tier == 1:
+        kind = "an uncaught exception that no catalog entry explains"
+    else:
+        kind = f"the strongest evidence left ({root.finding.role.value})"
+    same_event = [c for c in others if c.event == root.event]
+    lower = sum(1 for c in others if _tier(c) > tier)
+    later = sum(1 for c in others if _tier(c) == tier and c.event != root.event)
+    parts = [f"{kind}, earliest of its kind"]
+    if same_event:
+        parts.append(f"most specific of {len(same_event) + 1} findings in the same error")
+    if later:
+        parts.append(f"{later} later finding(s) of the same strength")
+    if lower:
+        parts.append(f"outranks {lower} symptom/collateral/wrapper finding(s)")
+    return "; ".join(parts)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per (entry, rank, role) in the report: the first, with the count of repeats."""
+    seen: dict[tuple[str, int | None, Role], Finding] = {}
+    for finding in findings:
+        key = (finding.entry_id, finding.evidence.rank, finding.role)
+        if key not in seen:
+            seen[key] = finding
+    return list(seen.values())
+

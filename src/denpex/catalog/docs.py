@@ -1,0 +1,65 @@
+"""Catalog reference pages, generated from the entry files (`python -m denpex.catalog.docs OUTDIR`).
+
+`denpex explain ID` prints the same text, so the docs and the tool never disagree.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from denpex.catalog.loader import load
+from denpex.catalog.schema import Entry
+
+
+def entry_markdown(entry: Entry) -> str:
+    out = [
+        f"# {entry.title}",
+        "",
+        f"`{entry.id}` · category `{entry.category}` · layer `{entry.layer}` · role `{entry.role}` · "
+        + ("fatal" if entry.fatal else "non-fatal"),
+        "",
+        "## What it means",
+        "",
+        entry.explanation.strip(),
+        "",
+        "## Confirm",
+        "",
+    ]
+    out += [f"- {item}" for item in entry.checklist]
+    out += ["", "## Fix", "", entry.fix.strip(), "", "## Verify", "", "```sh", entry.verify, "```"]
+    if entry.siblings:
+        out += ["", "## Other hypotheses and the control that separates them", ""]
+        out += [f"- `{s.id}`: {s.control}" for s in entry.siblings]
+    if entry.signatures:
+        out += ["", "## Signatures", ""]
+        for sig in entry.signatures:
+            regex = f" — regex `{sig.regex}`" if sig.regex else ""
+            out.append(f"- anchor `{sig.anchor}`{regex}")
+    if entry.graph_break_ids:
+        out += ["", "Dynamo graph-break ids: " + ", ".join(f"`{g}`" for g in entry.graph_break_ids)]
+    if entry.fixtures:
+        out += ["", "## Proven on", ""]
+        out += [f"- `{f.path}`" for f in entry.fixtures]
+    if entry.references:
+        out += ["", "## References", ""]
+        out += [f"- {r}" for r in entry.references]
+    return "\n".join(out) + "\n"
+
+
+def write_docs(outdir: Path) -> list[Path]:
+    outdir.mkdir(parents=True, exist_ok=True)
+    catalog = load()
+    written = []
+    index = ["# Denpex catalog", "", "| id | category | layer | title |", "|---|---|---|---|"]
+    for entry in catalog.entries:
+        page = outdir / f"{entry.id}.md"
+        page.write_text(entry_markdown(entry), encoding="utf-8")
+        written.append(page)
+        index.append(f"| [`{entry.id}`]({entry.id}.md) | `{entry.category}` | {entry.layer} | {entry.title} |")
+    (outdir / "README.md").write_text("\n".join(index) + "\n", encoding="utf-8")
+    return written
+
+
+if __name__ == "__main__":
+    write_docs(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/catalog"))

@@ -1,0 +1,214 @@
+"""Command line: thin wrappers over the library. Heavy imports stay inside commands to start fast."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from denpex import __version__
+from denpex.errors import DenpexInputError, ExitCode
+
+EXIT_CODES_HELP = """Exit codes: 0 clean, 1 failure found, 2 bad usage or input, 3 warnings only,
+4 eval below its thresholds, 70 internal error."""
+
+
+def _one_line_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Bad input becomes one line on stderr and a documented exit code, never a traceback."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except DenpexInputError as exc:
+            click.echo(f"denpex: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("denpex: interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.exit(0)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="denpex")
+def cli() -> None:
+    """Find what failed first in a PyTorch 2 job's logs, why, how to fix it and how to prove the fix.
+
+    Everything runs locally; nothing is uploaded.
+    """
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("inputs", nargs=-1)
+@click.option(
+    "--format", "fmt", type=click.Choice(["terminal", "json", "markdown"]), default="terminal", show_default=True
+)
+@click.option("--context", "context", type=click.IntRange(0, 100000), default=100, show_default=True,
+              help="Lines of context kept before the decisive line.")
+@click.option("--shown", type=click.IntRange(0, 100000), default=12, show_default=True,
+              help="Context lines the terminal report shows (JSON carries all of --context).")
+@click.option("--command", "command_hint", default="<your command>", help="Your command, for the verify line.")
+@click.option("--print-schema", is_flag=True, help="Print the JSON Schema of --format json and exit.")
+@_one_line_errors
+def diagnose(
+    inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool
+) -> None:
+    """Diagnose log files, directories of per-rank logs, .gz/.zst/.bz2/.xz logs, or '-' (stdin)."""
+    from denpex.report.json_schema import build, json_schema
+
+    if print_schema:
+        click.echo(json.dumps(json_schema(), indent=2))
+        return
+    from denpex.api import diagnose_sources
+    from denpex.catalog import load
+    from denpex.ingest import resolve
+
+    sources = resolve(list(inputs))
+    catalog = load()
+    result = diagnose_sources(sources, context=context, catalog=catalog)
+    report = build(result, catalog, command_hint)
+    if fmt == "json":
+        click.echo(report.model_dump_json(indent=2))
+    elif fmt == "markdown":
+        from denpex.report.markdown import render as render_md
+
+        click.echo(render_md(report, shown_before=shown), nl=False)
+    else:
+        from rich.console import Console
+
+        from denpex.report.terminal import render
+
+        render(report, Console(highlight=False), shown_before=shown)
+    sys.exit(
+        {"failure": ExitCode.FAILURE, "warning": ExitCode.WARNINGS, "clean": ExitCode.CLEAN}[report.verdict]
+    )
+
+
+@cli.command()
+@click.argument("entry_id")
+@click.option("--format", "fmt", type=click.Choice(["terminal", "markdown", "json"]), default="terminal")
+@_one_line_errors
+def explain(entry_id: str, fmt: str) -> None:
+    """Print a catalog entry: what it means, how to confirm, fix and verify it."""
+    from denpex.catalog import load
+    from denpex.catalog.docs import entry_markdown
+
+    catalog = load()
+    entry = catalog.get(entry_id)
+    if entry is None:
+        close = [e.id for e in catalog.entries if entry_id.lower() in e.id or entry_id.lower() in e.category]
+        hint = f" (did you mean: {', '.join(close[:5])})" if close else " (see `denpex catalog`)"
+        raise DenpexInputError(f"no catalog entry {entry_id!r}{hint}")
+    if fmt == "json":
+        click.echo(entry.model_dump_json(indent=2, by_alias=True))
+        return
+    text = entry_markdown(entry)
+    if fmt == "markdown":
+        click.echo(text)
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console().print(Markdown(text))
+
+
+@cli.command(name="catalog")
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
+@click.option("--schema", is_flag=True, help="Print the JSON Schema of an entry file and exit.")
+@_one_line_errors
+def catalog_cmd(fmt: str, schema: bool) -> None:
+    """List the catalog's entries."""
+    from denpex.catalog import load
+    from denpex.catalog.schema import Entry
+
+    if schema:
+        click.echo(json.dumps(Entry.model_json_schema(by_alias=True), indent=2))
+        return
+    entries = load().entries
+    if fmt == "json":
+        click.echo(json.dumps([{"id": e.id, "category": e.category, "layer": e.layer, "role": e.role,
+                                "fatal": e.fatal, "title": e.title} for e in entries], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(entries)} catalog entries", title_justify="left")
+    for column in ("id", "category", "layer", "role", "title"):
+        table.add_column(column)
+    for e in entries:
+        table.add_row(e.id, e.category, e.layer, e.role, e.title)
+    Console().print(table)
+
+
+@cli.command(name="eval")
+@click.argument("roots", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
+@click.option("--min-category", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")
+@click.option("--min-decisive", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")
+@click.option("--min-verdict", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")
+@_one_line_errors
+def eval_cmd(
+    roots: tuple[str, ...],
+    fmt: str,
+    min_category: float | None,
+    min_decisive: float | None,
+    min_verdict: float | None,
+) -> None:
+    """Score Denpex on labelled cases (folders with label.json and log.txt or ranks/)."""
+    from denpex.evaluate import CHECKS, evaluate, summary_line
+
+    score = evaluate(list(roots))
+    if fmt == "json":
+        click.echo(json.dumps({
+            "cases": len(score.results),
+            "rates": {c: dict(zip(("good", "total"), score.rate(c), strict=True)) for c in CHECKS},
+            "misses": [{"case": m.case, "failed": [k for k, v in m.checks.items() if not v], "error": m.error,
+                        "got": {"verdict": m.verdict, "category": m.category, "rank": m.rank,
+                                "evidence": m.evidence},
+                        "want": {k: m.label.get(k) for k in ("category", "fatal", "initiating_rank",
+                                                            "decisive_line")}}
+                       for m in score.misses()],
+        }, indent=2))
+    else:
+        for miss in score.misses():
+            failed = ",".join(k for k, v in miss.checks.items() if not v) or "error"
+            click.echo(f"MISS {miss.case} [{failed}]")
+            if miss.error:
+                click.echo(f"  error: {miss.error}")
+                continue
+            click.echo(f"  want {miss.label.get('category')} rank={miss.label.get('initiating_rank')} "
+                       f"line={miss.label.get('decisive_line')!r}")
+            click.echo(f"  got  {miss.category} rank={miss.rank} verdict={miss.verdict} "
+                       f"line={(miss.evidence or '')[:160]!r}")
+        click.echo(summary_line(score))
+    limits = {"category": min_category, "decisive_line": min_decisive, "verdict": min_verdict}
+    below = [f"{k} {score.fraction(k):.3f} < {v}" for k, v in limits.items() if v is not None
+             and score.fraction(k) < v]
+    if any(not r.checks.get("healthy_clean", True) for r in score.results) and any(
+        v is not None for v in limits.values()):
+        below.append("a healthy case was not clean")
+    if below:
+        click.echo("below threshold: " + "; ".join(below), err=True)
+        sys.exit(ExitCode.EVAL_BELOW_THRESHOLD)
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="denpex", standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # a bug in Denpex: say so in one line, keep the traceback for --debug users
+        import os
+
+        if os.environ.get("DENPEX_DEBUG"):
+            raise
+        click.echo(f"denpex: internal error: {type(exc).__name__}: {exc} (set DENPEX_DEBUG=1 for details)",
+                   err=True)
+        sys.exit(ExitCode.INTERNAL)

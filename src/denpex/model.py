@@ -1,0 +1,99 @@
+"""Plain data passed between the pipeline stages (ingest -> match -> analyze -> report).
+
+Kept free of behaviour so that every stage can be swapped (fast scanner vs simple scanner) and compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Role(str, Enum):
+    """What a finding is to the failure: the strongest role decides the root cause."""
+
+    CAUSE = "cause"
+    SYMPTOM = "symptom"  # a generic report of something more specific (e.g. "device-side assert triggered")
+    COLLATERAL = "collateral"  # an echo of another rank's failure (timeouts, lost peers, SIGTERMs)
+    WRAPPER = "wrapper"  # an outer exception that carries a nested cause
+    WARNING = "warning"  # a non-fatal problem worth reporting (graph break on .item(), recompile limit)
+    CONTEXT = "context"  # informative only; never changes the verdict
+
+
+class Verdict(str, Enum):
+    FAILURE = "failure"
+    WARNING = "warning"
+    CLEAN = "clean"
+
+
+@dataclass(slots=True)
+class Line:
+    """One framed log line with what its headers say about where it came from."""
+
+    file: str
+    number: int  # 1-based, in its file
+    text: str  # as it stands in the file (CR and ANSI colour codes removed)
+    body: str  # text with rank/log/time headers stripped
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    level: str | None = None  # D/I/W/E/F or a logging level name
+    timestamp: float | None = None  # seconds; comparable within one run (see ingest.headers)
+    compile_id: str | None = None
+    seq: int = 0  # global arrival order across all inputs
+
+
+@dataclass(slots=True)
+class Evidence:
+    file: str
+    line: int
+    text: str
+    rank: int | None = None
+    timestamp: float | None = None
+    seq: int = 0
+
+
+@dataclass(slots=True)
+class Finding:
+    """A catalog entry's (or the generic traceback rule's) judgement about one log line."""
+
+    entry_id: str
+    category: str
+    title: str
+    role: Role
+    fatal: bool
+    evidence: Evidence
+    fields: dict[str, object] = field(default_factory=dict)
+    generic: bool = False  # produced by the generic exception rule, not a specific catalog entry
+    in_traceback: bool = False  # the line ends an uncaught Python traceback
+    count: int = 1  # how many lines repeated this finding (same entry, same rank)
+    ranks: set[int] = field(default_factory=set)
+    context_before: list[Line] = field(default_factory=list)
+    context_after: list[Line] = field(default_factory=list)
+    reason: str = ""  # why this finding won, or how it relates to the root cause
+
+
+@dataclass(slots=True)
+class RankState:
+    rank: int
+    host: str | None = None
+    lines: int = 0
+    last_line: Evidence | None = None
+    first_warning: Evidence | None = None
+    first_error: Evidence | None = None
+    exit_code: int | None = None
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    verdict: Verdict
+    root_cause: Finding | None
+    findings: list[Finding]
+    inputs: list[str]
+    lines_read: int
+    ranks: dict[int, RankState] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def by_role(self, role: Role) -> list[Finding]:
+        return [f for f in self.findings if f.role is role and f is not self.root_cause]

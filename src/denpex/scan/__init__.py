@@ -1,0 +1,1 @@
+"""Match: find catalog signatures in lines."""
