@@ -87,7 +87,7 @@ def score_case(case: Path, catalog: Catalog) -> CaseResult:
         label=label,
         verdict=result.verdict.value,
         category=root.category if root else None,
-        rank=root.evidence.rank if root else None,
+        rank=root.rank if root else None,
         evidence=root.evidence.text if root else None,
     )
     if label.get("category") == "none":

@@ -72,6 +72,12 @@ class Finding:
     context_before: list[Line] = field(default_factory=list)
     context_after: list[Line] = field(default_factory=list)
     reason: str = ""  # why this finding won, or how it relates to the root cause
+    initiating_rank: int | None = None  # set when the initiating rank differs from the evidence line's rank
+    rank_reason: str = ""  # which evidence decided the initiating rank
+
+    @property
+    def rank(self) -> int | None:
+        return self.initiating_rank if self.initiating_rank is not None else self.evidence.rank
 
 
 @dataclass(slots=True)

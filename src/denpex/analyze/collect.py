@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from denpex.analyze.tracebacks import Block, TracebackTracker
+from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
 from denpex.model import Evidence, Finding, Line, RankState, Role
@@ -20,6 +20,8 @@ from denpex.scan.engine import Hit, LineMatcher
 KEEP_PER_KEY = 3  # occurrences kept in full per (entry, rank); later ones are only counted
 AFTER_LINES = 30  # lines kept after a finding's evidence (details like op/shapes live there)
 _INTERNAL_FRAME = re.compile(r"torch/(_dynamo|_inductor|_functorch|fx|_subclasses|_higher_order_ops|export)/")
+# a backend's exception raised under Dynamo's call into the backend is the compiler's, even in user files
+_COMPILER_CALL = re.compile(r"in (?:call_user_compiler|_call_user_compiler|compile_fx|_compile_fx_inner)$")
 USER_EXCEPTION_ID = "uncaught-user-exception"
 COMPILER_EXCEPTION_ID = "uncaught-compiler-exception"
 
@@ -55,7 +57,7 @@ class Collector:
         self._kept: dict[tuple[str, int | None, Role], Candidate] = {}
         self._kept_count: dict[tuple[str, int | None, Role], int] = {}
         self._pending_after: list[Candidate] = []
-        self._block_claimed: set[int] = set()
+        self._claimed_lines: set[int] = set()  # exception lines that a catalog entry explains
 
     # -- streaming -----------------------------------------------------------------------------
     def feed_all(self, lines: Iterable[Line]) -> Collection:
@@ -70,17 +72,18 @@ class Collector:
             ring = self._rings[line.file] = deque(maxlen=max(self.context, 1))
         if self._pending_after:
             self._extend_after(line)
-        block, is_exception = self.tracker.feed(line)
+        block, kind = self.tracker.feed(line)
         self._track_rank(line)
-        hits = self.matcher.match(line)
-        if is_exception and block is not None and not block.logged:
+        is_exception = kind is Kind.EXCEPTION and block is not None
+        if kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
+            for hit in self.matcher.match(line):
+                self._add(hit.entry, hit, line, block, ring)
+                role = self._role_of(hit)
+                if is_exception and role not in (Role.CONTEXT, Role.WARNING):
+                    self._claimed_lines.add(line.seq)
+        if is_exception and not block.logged:  # type: ignore[union-attr]
             self.result.uncaught_blocks += 1
-        for hit in hits:
-            self._add(hit.entry, hit, line, block, ring)
-            if is_exception and block is not None and self._role_of(hit) not in (Role.CONTEXT, Role.WARNING):
-                self._block_claimed.add(block.block_id)
-        if is_exception and block is not None and not block.logged:
-            self._maybe_generic(line, block, ring)
+            self._maybe_generic(line, block, ring)  # type: ignore[arg-type]
         ring.append(line)
 
     def finish(self) -> Collection:
@@ -95,7 +98,7 @@ class Collector:
         role = self._role_of(hit)
         fatal = hit.signature.fatal if hit.signature.fatal is not None else entry.fatal
         in_exception = block is not None and not block.logged and block.exception is not None
-        if in_exception:
+        if in_exception and not block.orphan:  # type: ignore[union-attr]
             fatal = True
             if role in (Role.WARNING, Role.CONTEXT):
                 role = Role.CAUSE
@@ -112,15 +115,17 @@ class Collector:
             block=block if in_exception else None,
             ring=ring,
             entry=entry,
-            priority=entry.priority,
+            priority=hit.signature.priority if hit.signature.priority is not None else entry.priority,
             generic=False,
         )
 
     def _maybe_generic(self, line: Line, block: Block, ring: deque[Line]) -> None:
         """An uncaught exception that no catalog entry explains is still a cause: a user or internal error."""
-        if block.block_id in self._block_claimed:
+        if line.seq in self._claimed_lines:
             return
-        internal = block.last_frame_path is not None and _INTERNAL_FRAME.search(block.last_frame_path)
+        internal = (block.last_frame_path is not None and _INTERNAL_FRAME.search(block.last_frame_path)) or any(
+            _COMPILER_CALL.search(frame) for frame in block.frames
+        )
         entry = self.catalog.get(COMPILER_EXCEPTION_ID if internal else USER_EXCEPTION_ID)
         assert entry is not None, "the catalog lacks the uncaught-exception entries"
         self._record(

@@ -65,12 +65,36 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
             if target is None:
                 continue
             cand.entry = target
-            cand.priority = max(cand.priority, target.priority)
+            cand.priority = target.priority + cand.priority / 1000  # keep the original order among re-filed
             cand.finding.entry_id = target.id
             cand.finding.category = target.category
             cand.finding.title = target.title
             cand.finding.reason = f"re-filed from {entry.id}: the log shows /{refinement.when}/"
             return
+
+
+def _follow_pointers(cands: list[Candidate]) -> None:
+    """A reporter of an earlier event hands its fatality to that event (the last one before it, same stream)."""
+    for cand in cands:
+        if cand.entry is None or not cand.entry.points_to or not cand.finding.fatal:
+            continue
+        ev = cand.finding.evidence
+        earlier = [
+            c
+            for c in cands
+            if c.entry is not None
+            and c.entry.id in cand.entry.points_to
+            and c.finding.evidence.file == ev.file
+            and c.finding.evidence.rank == ev.rank
+            and c.finding.evidence.seq < ev.seq
+        ]
+        if not earlier:
+            continue
+        target = max(earlier, key=lambda c: c.finding.evidence.seq)
+        target.finding.fatal = True
+        target.finding.role = Role.CAUSE
+        target.finding.reason = f"made fatal by the later {cand.entry.id} at line {ev.line}"
+        cand.finding.role = Role.WRAPPER
 
 
 def _pick(pool: list[Candidate]) -> Candidate:
@@ -88,6 +112,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     for cand in cands:
         _apply_refinements(cand, catalog)
         _apply_details(cand)
+    _follow_pointers(cands)
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
     warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING]
     root: Candidate | None = None
@@ -102,6 +127,8 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         root.finding.reason = root.finding.reason or "the only problems are non-fatal; this is the most specific"
     else:
         verdict = Verdict.CLEAN
+    if root is not None:
+        _attribute_rank(root, cands, collection)
     findings = _dedupe([c.finding for c in cands])
     if root is not None and not any(f is root.finding for f in findings):
         findings = [root.finding] + [f for f in findings if (f.entry_id, f.evidence.rank, f.role)
@@ -114,6 +141,53 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         lines_read=collection.lines_read,
         ranks=collection.ranks,
     )
+
+
+_TIMEOUT_CATEGORY = "dist.collective_timeout"
+_AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
+
+
+def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> None:
+    """Name the initiating rank when the decisive line alone does not.
+
+    1. A collective timeout is reported by the ranks that arrived: the rank absent from those reports,
+       though present in the job, is the straggler.
+    2. A line without a rank prefix inherits the rank of its neighbours when they all agree.
+    3. Last resort: torchrun's first observed failure (`failed (exitcode: N) local_rank: R`), a hint only.
+    """
+    finding = root.finding
+    if finding.category == _TIMEOUT_CATEGORY and finding.role is Role.COLLATERAL:
+        reporters = {
+            c.finding.evidence.rank
+            for c in cands
+            if c.finding.category == _TIMEOUT_CATEGORY and c.finding.evidence.rank is not None
+        }
+        if reporters:
+            known = set(collection.ranks) | reporters
+            missing = [r for r in range(0, max(known) + 1) if r not in reporters]
+            if len(missing) == 1:
+                finding.initiating_rank = missing[0]
+                finding.rank_reason = (
+                    f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
+                    f"{', '.join(map(str, sorted(reporters)))}: the others waited for it"
+                )
+                return
+    if finding.evidence.rank is not None:
+        finding.rank_reason = "the decisive line is this rank's own output"
+        return
+    near = finding.context_before[-3:] + finding.context_after[:3]
+    near_ranks = {ln.rank for ln in near if ln.rank is not None}
+    if len(near_ranks) == 1 and len(near) >= 2:
+        finding.initiating_rank = near_ranks.pop()
+        finding.rank_reason = "the decisive line has no rank prefix; every line around it comes from this rank"
+        return
+    agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES and "rank" in c.finding.fields]
+    if agent:
+        first = min(agent, key=lambda c: c.finding.evidence.seq)
+        finding.initiating_rank = first.finding.evidence.rank
+        finding.rank_reason = (
+            "from torchrun's first observed failure (a hint: the agent reports the first exit it saw)"
+        )
 
 
 def _why(root: Candidate, fatal: list[Candidate]) -> str:

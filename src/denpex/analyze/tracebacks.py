@@ -1,23 +1,36 @@
-"""Follow Python tracebacks line by line, per output stream, to know which line is the raised exception.
+"""Follow Python tracebacks line by line, per output stream, to know what each line is.
 
-Why: the decisive line of most compile failures is inside an exception's (often multi-line) message,
-and a wrapper such as `BackendCompilerFailed: backend='inductor' raised:` puts the real exception on
-the next line. Knowing the block a line belongs to lets the ranking compare findings of one event.
+Why: the decisive line of most compile failures is inside an exception's (often multi-line) message;
+a wrapper such as `BackendCompilerFailed: backend='inductor' raised:` puts the real exception on the
+next line; and source lines echoed under `File "...", line N` are not events at all. Knowing the block
+a line belongs to lets the ranking compare findings of one event.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 
 from denpex.model import Line
 
-TRACEBACK_HEADER = "Traceback (most recent call last):"
+TRACEBACK_HEADER = re.compile(r"^(?:Original )?Traceback \(most recent call last\):")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
-_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?P<msg>.*))?$")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
+# an exception line in a pasted excerpt, without the traceback above it
+_ORPHAN_EXCEPTION = re.compile(r"^(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failed|Interrupt|Exit)\b(?::|$)")
 _FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
+_FRAME_TAIL = re.compile(r'^[^\s"]*\.py", line \d+, in \S+$')  # a frame line cut at the start of an excerpt
 _MAX_FRAMES_KEPT = 400
 _MAX_MESSAGE_LINES = 5000
+
+
+class Kind(str, Enum):
+    HEADER = "header"
+    FRAME = "frame"  # a `File ...` line or the source it echoes: never evidence
+    EXCEPTION = "exception"  # the raised exception's first line
+    MESSAGE = "message"  # a later line of the exception's message
+    OTHER = "other"
 
 
 @dataclass(slots=True)
@@ -27,6 +40,7 @@ class Block:
     block_id: int
     header: Line
     logged: bool  # printed by a logger at a level (a handled exception), not by the interpreter on exit
+    orphan: bool = False  # an exception line with no traceback above it (a pasted excerpt)
     frames: list[str] = field(default_factory=list)
     last_frame_path: str | None = None
     exception: Line | None = None
@@ -36,72 +50,87 @@ class Block:
 
 
 class _Stream:
-    __slots__ = ("block", "state", "chain_pending")
+    __slots__ = ("block", "state", "chain_pending", "after_frame")
 
     def __init__(self) -> None:
         self.block: Block | None = None
         self.state = "idle"  # idle | frames | message | inner
         self.chain_pending = False
+        self.after_frame = False
 
 
 class TracebackTracker:
-    """Feed lines in order; `feed` says which block a line belongs to and whether it is the exception line."""
+    """Feed lines in order; `feed` says which block a line belongs to and what kind of line it is."""
 
     def __init__(self) -> None:
         self._streams: dict[tuple[str, int | None], _Stream] = {}
         self._next_id = 0
 
-    def feed(self, line: Line) -> tuple[Block | None, bool]:
+    def feed(self, line: Line) -> tuple[Block | None, Kind]:
         key = (line.file, line.rank)
         stream = self._streams.get(key)
         if stream is None:
             stream = self._streams[key] = _Stream()
         body = line.body
         stripped = body.strip()
-        if stripped.startswith(TRACEBACK_HEADER):
-            chained = stream.chain_pending and stream.block is not None
-            if chained:
-                assert stream.block is not None
-                block = stream.block
-                block.chained = True
-            else:
-                self._next_id += 1
-                block = Block(self._next_id, header=line, logged=line.level in ("D", "I", "W"))
-            stream.block = block
-            stream.state = "frames"
-            stream.chain_pending = False
-            return block, False
+        is_frame = _FRAME.match(body) is not None or _FRAME_TAIL.search(body) is not None
+        indented = body[:1].isspace()
+        echo = stream.after_frame and indented and not is_frame
+        # source echoed under a frame runs on (multi-line calls) until the next unindented line
+        stream.after_frame = is_frame or echo
+        if TRACEBACK_HEADER.match(stripped):
+            return self._header(stream, line), Kind.HEADER
         if any(stripped.startswith(c) for c in _CHAIN):
             stream.chain_pending = True
-            return stream.block, False
+            return stream.block, Kind.OTHER
         block = stream.block
-        if block is None or stream.state == "idle":
-            return None, False
-        if stream.state == "frames":
-            if body[:1].isspace() or not stripped or stripped.startswith("^"):
+        if stream.state == "frames" and block is not None:
+            if is_frame or echo or body[:1].isspace() or not stripped or stripped.startswith(("^", "~")):
                 frame = _FRAME.match(body)
                 if frame:
                     block.last_frame_path = frame.group("path")
-                if len(block.frames) < _MAX_FRAMES_KEPT:
+                if stripped and len(block.frames) < _MAX_FRAMES_KEPT:
                     block.frames.append(stripped)
-                return block, False
+                return block, Kind.FRAME
             if _EXCEPTION_LINE.match(stripped):
-                return self._exception(stream, block, line, stripped), True
+                return self._exception(stream, block, line, stripped), Kind.EXCEPTION
             stream.state = "idle"
-            return None, False
-        if stream.state == "inner":
+        elif stream.state == "inner" and block is not None:
             if not stripped:
-                return block, False
-            return self._exception(stream, block, line, stripped), True
-        # message state: the exception's message runs on until a new log record or a long way
-        if line.level is not None and line.level != block.header.level:
+                return block, Kind.MESSAGE
+            return self._exception(stream, block, line, stripped), Kind.EXCEPTION
+        elif stream.state == "message" and block is not None:
+            ends = (line.level is not None and line.level != block.header.level) or (
+                block.orphan and (not stripped or line.level is not None)
+            )
+            if not ends and block.message_lines < _MAX_MESSAGE_LINES:
+                if is_frame or echo:
+                    return block, Kind.FRAME
+                block.message_lines += 1
+                return block, Kind.MESSAGE
             stream.state = "idle"
-            return None, False
-        block.message_lines += 1
-        if block.message_lines > _MAX_MESSAGE_LINES:
-            stream.state = "idle"
-            return None, False
-        return block, False
+        if is_frame or echo:
+            return None, Kind.FRAME
+        if line.level is None and _ORPHAN_EXCEPTION.match(stripped):
+            self._next_id += 1
+            block = Block(self._next_id, header=line, logged=False, orphan=True)
+            stream.block = block
+            return self._exception(stream, block, line, stripped), Kind.EXCEPTION
+        return None, Kind.OTHER
+
+    def _header(self, stream: _Stream, line: Line) -> Block:
+        chained = stream.chain_pending and stream.block is not None
+        if chained:
+            assert stream.block is not None
+            block = stream.block
+            block.chained = True
+        else:
+            self._next_id += 1
+            block = Block(self._next_id, header=line, logged=line.level in ("D", "I", "W"))
+        stream.block = block
+        stream.state = "frames"
+        stream.chain_pending = False
+        return block
 
     def _exception(self, stream: _Stream, block: Block, line: Line, stripped: str) -> Block:
         block.exception = line

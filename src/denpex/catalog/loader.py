@@ -63,7 +63,7 @@ def load(directory: str | None = None) -> Catalog:
         raise CatalogError(f"no catalog entries in {root}")
     known = {e.id for e in entries}
     for entry in entries:
-        for target in [s.id for s in entry.siblings] + [r.entry for r in entry.refinements]:
+        for target in [s.id for s in entry.siblings] + [r.entry for r in entry.refinements] + entry.points_to:
             if target not in known:
                 raise CatalogError(f"catalog entry {entry.id}: refers to unknown entry {target!r}")
     return Catalog(entries)

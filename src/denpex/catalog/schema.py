@@ -69,6 +69,7 @@ class Signature(Strict):
     role: RoleName | None = None  # overrides the entry's role for lines this signature finds
     fatal: bool | None = None  # overrides the entry's fatal flag for this signature
     in_body: bool = False  # match against the message with launcher/log headers stripped
+    priority: int | None = Field(default=None, ge=0, le=100)  # overrides the entry's priority
 
     @field_validator("regex")
     @classmethod
@@ -137,6 +138,9 @@ class Entry(Strict):
     checklist: list[str] = Field(min_length=1)
     fix: str
     verify: str
+    # a wrapper or symptom whose real cause was logged earlier by another entry (e.g. FailOnRecompileLimitHit
+    # after the `hit config.recompile_limit` warning): that earlier finding becomes the fatal cause
+    points_to: list[str] = Field(default_factory=list)
     siblings: list[Sibling] = Field(default_factory=list, alias="sibling")
     fixtures: list[Fixture] = Field(default_factory=list, alias="fixture")
     graph_break_ids: list[str] = Field(default_factory=list)

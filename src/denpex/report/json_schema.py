@@ -49,6 +49,7 @@ class FindingOut(BaseModel):
 
 class RootCauseOut(FindingOut):
     reason: str = Field(description="why this finding was judged the initiating cause")
+    rank_reason: str = Field(default="", description="which evidence decided the initiating rank")
     explanation: str
     checklist: list[str]
     fix: str
@@ -97,7 +98,7 @@ def _finding(f: Finding) -> dict[str, object]:
         "title": f.title,
         "role": f.role.value,
         "fatal": f.fatal,
-        "rank": f.evidence.rank,
+        "rank": f.rank,
         "ranks": sorted(f.ranks),
         "count": f.count,
         "fields": f.fields,
@@ -114,6 +115,7 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your com
         root_out = RootCauseOut(
             **_finding(root),
             reason=root.reason,
+            rank_reason=root.rank_reason,
             explanation=_prose(entry.explanation),
             checklist=list(entry.checklist),
             fix=_prose(entry.fix),
