@@ -78,7 +78,7 @@ def expected_verdict(label: dict[str, object]) -> str:
 def score_case(case: Path, catalog: Catalog) -> CaseResult:
     label = json.loads((case / "label.json").read_text(encoding="utf-8"))
     try:
-        result: Diagnosis = diagnose(case_input(case, label), catalog=catalog, context=0)
+        result: Diagnosis = diagnose(case_input(case, label), catalog=catalog)
     except DenpexInputError as exc:
         return CaseResult(str(case), label, "error", None, None, None, {}, error=str(exc))
     root = result.root_cause

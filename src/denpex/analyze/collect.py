@@ -57,6 +57,8 @@ class Collector:
         self._kept: dict[tuple[str, int | None, Role], Candidate] = {}
         self._kept_count: dict[tuple[str, int | None, Role], int] = {}
         self._pending_after: list[Candidate] = []
+        self._last_time: dict[tuple[str, int | None], float] = {}
+        self._entry_count: dict[str, int] = {}
         self._claimed_lines: set[int] = set()  # exception lines that a catalog entry explains
 
     # -- streaming -----------------------------------------------------------------------------
@@ -169,7 +171,12 @@ class Collector:
             first.finding.count = count
             if count > KEEP_PER_KEY:
                 return
-        evidence = Evidence(line.file, line.number, line.text, rank, line.timestamp, line.seq)
+        # lines inside a traceback carry no timestamp: use the last one this stream printed
+        when = line.timestamp if line.timestamp is not None else self._last_time.get((line.file, line.rank))
+        evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq)
+        per_entry = self._entry_count[entry_id] = self._entry_count.get(entry_id, 0) + 1
+        # echoes (collateral on 1,000 ranks) need context only for their first few copies: bounded memory
+        keep_context = self.context and (role in (Role.CAUSE, Role.SYMPTOM) or per_entry <= KEEP_PER_KEY)
         finding = Finding(
             entry_id=entry_id,
             category=category,
@@ -182,7 +189,7 @@ class Collector:
             in_traceback=block is not None,
             count=count,
             ranks={rank} if rank is not None else set(),
-            context_before=list(ring)[-self.context :] if self.context else [],
+            context_before=list(ring)[-self.context :] if keep_context else [],
         )
         event: tuple[object, ...]
         if block is not None:
@@ -192,11 +199,13 @@ class Collector:
         else:
             event = ("line", line.seq)
         detail_reach = max((d.within for d in entry.details), default=0) if entry else 0
-        candidate = Candidate(finding, entry, event, priority, block, max(AFTER_LINES, detail_reach))
+        after = max(AFTER_LINES, detail_reach) if keep_context else detail_reach
+        candidate = Candidate(finding, entry, event, priority, block, after)
         if first is None:
             self._kept[key] = candidate
         self.result.candidates.append(candidate)
-        self._pending_after.append(candidate)
+        if after:
+            self._pending_after.append(candidate)
 
     def _extend_after(self, line: Line) -> None:
         still: list[Candidate] = []
@@ -210,6 +219,8 @@ class Collector:
 
     # -- per-rank state ------------------------------------------------------------------------
     def _track_rank(self, line: Line) -> None:
+        if line.timestamp is not None:
+            self._last_time[(line.file, line.rank)] = line.timestamp
         if line.rank is None:
             return
         state = self.result.ranks.get(line.rank)

@@ -1,13 +1,18 @@
 """Parse the prefixes that launchers and loggers put in front of a message.
 
 Handled, possibly stacked, in this order:
-  launcher prefixes   `[default3]:`, `[rank3]:`, `(RayWorkerWrapper pid=4009)`, srun `--label` `3: `
+  launcher prefixes   `[rank3]:` (global rank), `[default3]:` (torchrun --tee: role + local rank),
+                      `(RayWorkerWrapper pid=4009, ip=10.0.0.5)` / `(pid=4009)` (Ray), srun `--label` `3: `
   glog headers        `W1029 18:26:40.182000 156731 torch/_dynamo/exc.py:593]`,
                       `[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607]`, old `[E ProcessGroupNCCL.cpp:821]`
-  Python logging      `2026-11-29 14:54:36,742 [rank2] INFO name:` / `ERROR:torch.distributed...:`
-  NCCL debug          `host:pid:tid [localrank] NCCL INFO`
+  Python logging      `2026-11-29 14:54:36,742 [rank2] INFO name:`, `ERROR:torch.distributed...:`,
+                      torch < 2.3 `[2024-06-18 23:38:49,504] torch._dynamo.convert_frame: [WARNING] `,
+                      vLLM `ERROR 11-29 14:54:36 worker_base.py:464] `
+  NCCL debug          `host:pid:tid [localrank] NCCL INFO` (host, pid and local rank; the body keeps it)
   Dynamo compile id   `[24/0_1]`
 and a rank named inside the message (`[Rank 5] Watchdog ...`).
+
+The ChildFailedError summary's `[1]:` entries are indexes into the failure list, not ranks.
 """
 
 from __future__ import annotations
@@ -16,31 +21,39 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+# CSI (colours, cursor moves), OSC (titles, hyperlinks; BEL or ST terminated), charset selection, 2-byte escapes.
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()][A-Za-z0-9]|\x1b[=>78DEHMNOc]")
 
 _LAUNCHER = re.compile(
     r"""^(?:
-        \[(?:default|rank)(?P<rank>\d+)\]:\s?            # torchrun --tee / rank-prefixed stdio
-      | \((?P<actor>[\w.]+)\s+pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\d.:a-f]+))?\)\s+   # Ray actor prefix
+        \[rank(?P<rank>\d+)\]:\s?                             # PyTorch's rank-prefixed stderr
+      | \[(?:default|trainer|worker)(?P<lrank>\d+)\]:\s?     # torchrun --tee: [${role_name}${local_rank}]:
+      | \((?:(?P<actor>[\w.\-]+)\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+   # Ray
     )""",
     re.VERBOSE,
 )
-_SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")
+_SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
-    r"""^\[?(?P<level>[DIWEF])
-        (?:(?P<md>\d{4})\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:(?P<pid>\d+)\s+)?)?\s*
-        (?P<where>[\w./\-]+:\d+)\]\s?""",
+    r"""^(?:
+        \[?(?P<level>[DIWEF])(?P<md>\d{4})\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:(?P<pid>\d+)\s+)?
+      | \[(?P<level2>[DIWEF])\s+                              # old c10 logs: [E ProcessGroupNCCL.cpp:821]
+    )(?P<where>[\w./\-]+:\d+)\]\s?""",
     re.VERBOSE,
 )
 _PYLOG = re.compile(
-    r"""^(?P<iso>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[,.]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*
+    r"""^\[?(?P<iso>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[,.]\d+)?(?:Z|[+-]\d\d:?\d\d)?)(?P<close>\])?\s*
         (?:\[rank(?P<rank>\d+)\]\s*)?
-        (?:[-|:]\s*)?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)?\b[\s:|-]*""",
+        (?:(?P<logger>[\w.]+):\s\[(?P<blevel>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]\s?   # torch < 2.3
+         |(?:[-|:]\s*)?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)?\b[\s:|-]*)""",
     re.VERBOSE,
 )
 _PYLOG_BARE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):")
+_VLLM = re.compile(
+    r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)"
+    r" \[?(?P<where>[\w./\-]+:\d+)\]\s?"
+)
 _NCCL = re.compile(r"^(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<lrank>\d+)\] NCCL ")
-_COMPILE_ID = re.compile(r"^\[(?P<cid>\d+/\d+(?:_\d+)?)\]\s?")
+_COMPILE_ID = re.compile(r"^\[(?P<cid>!?\d+/\d+(?:/\d+)?(?:_\d+)?)\]\s?")
 _RANK_IN_BODY = re.compile(r"\[(?:Rank|rank)\s?(?P<rank>\d+)\]|\bglobal rank (?P<grank>\d+)\b|\brank(?P<r2>\d+)\]")
 
 _LEVEL_NAMES = {"DEBUG": "D", "INFO": "I", "WARNING": "W", "WARN": "W", "ERROR": "E", "CRITICAL": "F"}
@@ -57,77 +70,96 @@ class Header:
     level: str | None = None
     timestamp: float | None = None
     compile_id: str | None = None
+    year: int | None = None  # set when the header carried a full date (glog and vLLM stamps have none)
 
 
-def _glog_time(md: str, clock: str) -> float | None:
-    """glog has no year: assume this year; the value only orders lines within one run."""
+def _month_day_time(month: int, day: int, clock: str, year: int | None) -> float | None:
+    """glog and vLLM stamps have no year: take the year of the last dated line, else this year.
+
+    The value only orders lines within one run.
+    """
     try:
-        month, day = int(md[:2]), int(md[2:])
         hms, _, frac = clock.partition(".")
         hour, minute, second = (int(x) for x in hms.split(":"))
-        base = datetime(_YEAR, month, day, hour, minute, second).timestamp()
-    except ValueError:
+        base = datetime(year or _YEAR, month, day, hour, minute, second).timestamp()
+    except (ValueError, OverflowError, OSError):
         return None
     return base + (float("0." + frac) if frac else 0.0)
 
 
-def _iso_time(text: str) -> float | None:
+def _iso_time(text: str) -> tuple[float | None, int | None]:
     cleaned = text.replace(",", ".").replace("_", " ").replace("T", " ").rstrip("Z")
     cleaned = re.sub(r"[+-]\d\d:?\d\d$", "", cleaned)
     try:
-        return datetime.fromisoformat(cleaned).timestamp()
-    except ValueError:
-        return None
+        stamp = datetime.fromisoformat(cleaned)
+        return stamp.timestamp(), stamp.year
+    except (ValueError, OverflowError, OSError):
+        return None, None
 
 
-def parse(text: str) -> Header:
-    """Strip and record every header we recognise; the body is what the program itself said."""
+def parse(text: str, year: int | None = None) -> Header:
+    """Strip and record every header we recognise; the body is what the program itself said.
+
+    `year` is the year of an earlier dated line of the same file, for stamps that carry none.
+    """
     head = Header(body=text)
     rest = text
-    # launcher prefixes may stack: [default3]:[rank3]:, (Actor pid=1) [rank1]:
-    for _ in range(4):
+    local_from_launcher: int | None = None
+    srun_label: int | None = None
+    # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
+    for _ in range(5):
         found = _LAUNCHER.match(rest)
-        if not found:
-            break
-        if found.group("rank") is not None:
-            head.rank = int(found.group("rank"))
-        elif found.group("rpid"):
-            head.pid = int(found.group("rpid"))
-            head.host = found.group("rip") or head.host
-        rest = rest[found.end() :]
-    if head.rank is None:
-        found = _SRUN_LABEL.match(rest)
         if found:
-            head.rank = int(found.group("rank"))
+            if found.group("rank") is not None:
+                head.rank = int(found.group("rank"))
+            elif found.group("lrank") is not None:
+                local_from_launcher = int(found.group("lrank"))
+            else:
+                head.pid = int(found.group("rpid"))
+                head.host = found.group("rip") or head.host
             rest = rest[found.end() :]
+            continue
+        if srun_label is None and head.rank is None and local_from_launcher is None:
+            found = _SRUN_LABEL.match(rest)
+            if found:
+                srun_label = int(found.group("rank"))
+                rest = rest[found.end() :]
+                continue
+        break
+    if local_from_launcher is not None:
+        head.local_rank = local_from_launcher
+    if head.rank is None:
+        # on one node the local rank is the rank; srun's task id is the rank when srun starts each rank
+        head.rank = srun_label if srun_label is not None else local_from_launcher
     found = _GLOG.match(rest)
     if found:
-        head.level = found.group("level")
+        head.level = found.group("level") or found.group("level2")
         if found.group("md"):
-            head.timestamp = _glog_time(found.group("md"), found.group("time"))
+            md = found.group("md")
+            head.timestamp = _month_day_time(int(md[:2]), int(md[2:]), found.group("time"), year)
         if found.group("pid"):
             head.pid = int(found.group("pid"))
         rest = rest[found.end() :]
-    else:
-        found = _PYLOG.match(rest)
-        if found:
-            head.timestamp = _iso_time(found.group("iso"))
-            if found.group("rank") is not None and head.rank is None:
-                head.rank = int(found.group("rank"))
-            if found.group("level"):
-                head.level = _LEVEL_NAMES[found.group("level")]
-            rest = rest[found.end() :]
-        else:
-            found = _PYLOG_BARE.match(rest)
-            if found:
-                head.level = _LEVEL_NAMES[found.group("level")]
-                rest = rest[found.end() :]
-            else:
-                found = _NCCL.match(rest)
-                if found:
-                    head.host = found.group("host")
-                    head.pid = int(found.group("pid"))
-                    head.local_rank = int(found.group("lrank"))
+    elif (found := _PYLOG.match(rest)) and (found.group("close") or not rest.startswith("[")):
+        head.timestamp, head.year = _iso_time(found.group("iso"))
+        if found.group("rank") is not None and head.rank is None:
+            head.rank = int(found.group("rank"))
+        level = found.group("blevel") or found.group("level")
+        if level:
+            head.level = _LEVEL_NAMES[level]
+        rest = rest[found.end() :]
+    elif found := _PYLOG_BARE.match(rest):
+        head.level = _LEVEL_NAMES[found.group("level")]
+        rest = rest[found.end() :]
+    elif found := _VLLM.match(rest):
+        head.level = _LEVEL_NAMES[found.group("level")]
+        md = found.group("md")
+        head.timestamp = _month_day_time(int(md[:2]), int(md[3:]), found.group("time"), year)
+        rest = rest[found.end() :]
+    elif found := _NCCL.match(rest):
+        head.host = found.group("host")
+        head.pid = int(found.group("pid"))
+        head.local_rank = int(found.group("lrank"))  # NCCL's [N] is the local device: not a global rank
     found = _COMPILE_ID.match(rest)
     if found:
         head.compile_id = found.group("cid")
