@@ -36,6 +36,7 @@ class Candidate:
     priority: int
     block: Block | None = None
     after_needed: int = 0
+    ranks_before: tuple[int | None, ...] = ()  # ranks of the 3 lines before the evidence, whatever --context
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Collector:
         self.result.lines_read += 1
         ring = self._rings.get(line.file)
         if ring is None:
-            ring = self._rings[line.file] = deque(maxlen=max(self.context, 1))
+            ring = self._rings[line.file] = deque(maxlen=max(self.context, 3))
         if self._pending_after:
             self._extend_after(line)
         block, kind = self.tracker.feed(line)
@@ -176,7 +177,7 @@ class Collector:
         evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq)
         per_entry = self._entry_count[entry_id] = self._entry_count.get(entry_id, 0) + 1
         # echoes (collateral on 1,000 ranks) need context only for their first few copies: bounded memory
-        keep_context = self.context and (role in (Role.CAUSE, Role.SYMPTOM) or per_entry <= KEEP_PER_KEY)
+        keep_context = (role in (Role.CAUSE, Role.SYMPTOM) or per_entry <= KEEP_PER_KEY)
         finding = Finding(
             entry_id=entry_id,
             category=category,
@@ -189,7 +190,7 @@ class Collector:
             in_traceback=block is not None,
             count=count,
             ranks={rank} if rank is not None else set(),
-            context_before=list(ring)[-self.context :] if keep_context else [],
+            context_before=list(ring)[-self.context :] if keep_context and self.context else [],
         )
         event: tuple[object, ...]
         if block is not None:
@@ -201,6 +202,7 @@ class Collector:
         detail_reach = max((d.within for d in entry.details), default=0) if entry else 0
         after = max(AFTER_LINES, detail_reach) if keep_context else detail_reach
         candidate = Candidate(finding, entry, event, priority, block, after)
+        candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
         if first is None:
             self._kept[key] = candidate
         self.result.candidates.append(candidate)

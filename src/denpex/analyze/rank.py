@@ -175,8 +175,8 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
     if finding.evidence.rank is not None:
         finding.rank_reason = "the decisive line is this rank's own output"
         return
-    near = finding.context_before[-3:] + finding.context_after[:3]
-    near_ranks = {ln.rank for ln in near if ln.rank is not None}
+    near = list(root.ranks_before) + [ln.rank for ln in finding.context_after[:3]]
+    near_ranks = {r for r in near if r is not None}
     if len(near_ranks) == 1 and len(near) >= 2:
         finding.initiating_rank = near_ranks.pop()
         finding.rank_reason = "the decisive line has no rank prefix; every line around it comes from this rank"

@@ -2,36 +2,96 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import codecs
+from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
 from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
 
+# One line is cut here. A progress bar that redraws with CR for hours is one "line" of many MB: only what
+# follows its last CR is kept, so it stays small; anything else longer than this is cut to this size.
+MAX_LINE_BYTES = 4 << 20
 
-def _raw_lines(source: Source) -> Iterator[bytes]:
-    """Yield complete lines across chunk boundaries; memory holds one chunk, not the file."""
-    pending = b""
-    for chunk in read_chunks(source):
-        if pending:
-            chunk = pending + chunk
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def _utf8(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Pass UTF-8 through; transcode UTF-16 with a BOM (PowerShell's `>` and Tee-Object write it)."""
+    stream = iter(chunks)
+    first = b""
+    for chunk in stream:
+        first += chunk
+        if len(first) >= 4:
+            break
+    if not first:
+        return
+    if first.startswith(_UTF16_BOMS):
+        decoder = codecs.getincrementaldecoder("utf-16")("replace")
+        yield decoder.decode(first).encode("utf-8")
+        for chunk in stream:
+            yield decoder.decode(chunk).encode("utf-8")
+        yield decoder.decode(b"", final=True).encode("utf-8")
+        return
+    if first.startswith(codecs.BOM_UTF8):
+        first = first[len(codecs.BOM_UTF8) :]
+    yield first
+    yield from stream
+
+
+def _bounded(parts: list[bytes]) -> bytes:
+    """Join the pieces of one line, keeping what a terminal would show last and at most MAX_LINE_BYTES."""
+    joined = b"".join(parts)
+    if len(joined) > MAX_LINE_BYTES:
+        cut = joined.rfind(b"\r", 0, len(joined) - 1)
+        if cut >= 0:
+            joined = joined[cut + 1 :]
+        joined = joined[:MAX_LINE_BYTES]
+    return joined
+
+
+def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Yield complete lines across chunk boundaries.
+
+    Memory holds one chunk plus the unfinished line, and joining the pieces of a long line is linear.
+    """
+    pending: list[bytes] = []
+    pending_size = 0
+    for chunk in chunks:
         parts = chunk.split(b"\n")
-        pending = parts.pop()
-        yield from parts
+        if len(parts) == 1:  # no newline in this chunk: the current line goes on
+            pending.append(chunk)
+            pending_size += len(chunk)
+            if pending_size > 2 * MAX_LINE_BYTES:
+                pending = [_bounded(pending)]
+                pending_size = len(pending[0])
+            continue
+        if pending:
+            pending.append(parts[0])
+            yield _bounded(pending)
+        else:
+            yield parts[0]
+        last = parts.pop()
+        yield from parts[1:]
+        pending = [last] if last else []
+        pending_size = len(last)
     if pending:
-        yield pending
+        yield _bounded(pending)
 
 
 def frame(source: Source, start_seq: int = 0) -> Iterator[Line]:
     """Lines of one source, numbered from 1; invalid UTF-8 is replaced, never fatal."""
     seq = start_seq
-    for number, raw in enumerate(_raw_lines(source), start=1):
+    year: int | None = None  # of the last line with a full date, for glog stamps that have none
+    for number, raw in enumerate(_raw_lines(_utf8(read_chunks(source))), start=1):
         text = raw.decode("utf-8", "replace").rstrip("\r")
         if "\x1b" in text:
             text = headers.ANSI.sub("", text)
         if "\r" in text:  # progress bars redraw with CR: keep what was shown last
             text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
-        head = headers.parse(text)
+        head = headers.parse(text, year)
+        if head.year is not None:
+            year = head.year
         seq += 1
         yield Line(
             file=source.name,
