@@ -10,6 +10,7 @@ Order of evidence (see DESIGN.md):
 from __future__ import annotations
 
 import re
+
 from denpex.analyze.collect import Candidate, Collection
 from denpex.catalog.loader import Catalog
 from denpex.model import Diagnosis, Finding, Role, Verdict
