@@ -85,10 +85,24 @@ class RankState:
     rank: int
     host: str | None = None
     lines: int = 0
+    first_line: Evidence | None = None
     last_line: Evidence | None = None
+    last_healthy: Evidence | None = None  # the last line before its first error
     first_warning: Evidence | None = None
     first_error: Evidence | None = None
     exit_code: int | None = None
+
+
+@dataclass(slots=True)
+class CollateralGroup:
+    """Echoes of the root cause, grouped by kind: "3 ranks: watchdog timeout on ALLREDUCE SeqNum=4178"."""
+
+    entry_id: str
+    title: str
+    ranks: list[int]
+    count: int
+    first: Evidence
+    summary: str
 
 
 @dataclass(slots=True)
@@ -100,6 +114,7 @@ class Diagnosis:
     lines_read: int
     ranks: dict[int, RankState] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    collateral: list[CollateralGroup] = field(default_factory=list)
 
     def by_role(self, role: Role) -> list[Finding]:
         return [f for f in self.findings if f.role is role and f is not self.root_cause]

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from denpex.analyze.ranks import RankTracker
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
@@ -45,6 +46,7 @@ class Collection:
     ranks: dict[int, RankState] = field(default_factory=dict)
     lines_read: int = 0
     uncaught_blocks: int = 0
+    counts: dict[tuple[str, int | None, Role], int] = field(default_factory=dict)  # every occurrence, kept or not
 
 
 class Collector:
@@ -56,10 +58,12 @@ class Collector:
         self.result = Collection()
         self._rings: dict[str, deque[Line]] = {}
         self._kept: dict[tuple[str, int | None, Role], Candidate] = {}
-        self._kept_count: dict[tuple[str, int | None, Role], int] = {}
+        self._kept_count: dict[tuple[str, int | None, Role], int] = self.result.counts
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._entry_count: dict[str, int] = {}
+        self.rank_tracker = RankTracker()
+        self.result.ranks = self.rank_tracker.states
         self._claimed_lines: set[int] = set()  # exception lines that a catalog entry explains
 
     # -- streaming -----------------------------------------------------------------------------
@@ -76,7 +80,6 @@ class Collector:
         if self._pending_after:
             self._extend_after(line)
         block, kind = self.tracker.feed(line)
-        self._track_rank(line)
         is_exception = kind is Kind.EXCEPTION and block is not None
         if kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             for hit in self.matcher.match(line):
@@ -87,6 +90,7 @@ class Collector:
         if is_exception and not block.logged:  # type: ignore[union-attr]
             self.result.uncaught_blocks += 1
             self._maybe_generic(line, block, ring)  # type: ignore[arg-type]
+        self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)
 
     def finish(self) -> Collection:
@@ -205,6 +209,7 @@ class Collector:
         candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
         if first is None:
             self._kept[key] = candidate
+        self.rank_tracker.note_finding(finding)
         self.result.candidates.append(candidate)
         if after:
             self._pending_after.append(candidate)
@@ -223,13 +228,7 @@ class Collector:
     def _track_rank(self, line: Line) -> None:
         if line.timestamp is not None:
             self._last_time[(line.file, line.rank)] = line.timestamp
-        if line.rank is None:
-            return
-        state = self.result.ranks.get(line.rank)
-        if state is None:
-            state = self.result.ranks[line.rank] = RankState(rank=line.rank, host=line.host)
-        state.lines += 1
-        state.last_line = Evidence(line.file, line.number, line.text, line.rank, line.timestamp, line.seq)
+        self.rank_tracker.feed(line)
 
 
 def _int_or_none(value: object, default: int | None) -> int | None:

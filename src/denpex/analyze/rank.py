@@ -13,7 +13,7 @@ import re
 
 from denpex.analyze.collect import Candidate, Collection
 from denpex.catalog.loader import Catalog
-from denpex.model import Diagnosis, Finding, Role, Verdict
+from denpex.model import CollateralGroup, Diagnosis, Finding, Role, Verdict
 
 _TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 4}
 
@@ -98,18 +98,34 @@ def _follow_pointers(cands: list[Candidate]) -> None:
         cand.finding.role = Role.WRAPPER
 
 
-def _pick(pool: list[Candidate]) -> Candidate:
-    """Earliest event first; inside it the most specific entry; then the earliest line."""
-    first_seq: dict[tuple[object, ...], int] = {}
+def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
+    """Earliest event first; inside it the most specific entry; then the earliest line.
+
+    Across inputs (per-rank files) "earliest" needs clocks: timestamps order the events when every
+    candidate has one; otherwise the position in the input decides, and a note says so.
+    """
+    files = {c.finding.evidence.file for c in pool}
+    timed = all(c.finding.evidence.timestamp is not None for c in pool)
+    if len(files) > 1 and not timed:
+        notes.append(
+            "events from several inputs lack timestamps: they were ordered by position, not by time"
+        )
+
+    def when(cand: Candidate) -> tuple[float, int]:
+        ev = cand.finding.evidence
+        return ((ev.timestamp or 0.0) if timed and len(files) > 1 else 0.0, ev.seq)
+
+    first: dict[tuple[object, ...], tuple[float, int]] = {}
     for cand in pool:
-        seq = cand.finding.evidence.seq
-        if cand.event not in first_seq or seq < first_seq[cand.event]:
-            first_seq[cand.event] = seq
-    return min(pool, key=lambda c: (first_seq[c.event], -c.priority, c.finding.evidence.seq))
+        key = when(cand)
+        if cand.event not in first or key < first[cand.event]:
+            first[cand.event] = key
+    return min(pool, key=lambda c: (first[c.event], -c.priority, c.finding.evidence.seq))
 
 
 def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagnosis:
     cands = collection.candidates
+    notes: list[str] = []
     for cand in cands:
         _apply_refinements(cand, catalog)
         _apply_details(cand)
@@ -120,7 +136,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     if fatal:
         verdict = Verdict.FAILURE
         best = min(_tier(c) for c in fatal)
-        root = _pick([c for c in fatal if _tier(c) == best])
+        root = _pick([c for c in fatal if _tier(c) == best], notes)
         root.finding.reason = root.finding.reason or _why(root, fatal)
     elif warnings:
         verdict = Verdict.WARNING
@@ -141,10 +157,27 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         inputs=inputs,
         lines_read=collection.lines_read,
         ranks=collection.ranks,
+        notes=notes,
+        collateral=_collateral_groups(cands, collection),
     )
 
 
 _TIMEOUT_CATEGORY = "dist.collective_timeout"
+
+
+def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
+    """The single rank whose timed-out collective has the lowest SeqNum, when ranks disagree."""
+    seqs: dict[int, int] = {}
+    for c in cands:
+        ev = c.finding.evidence
+        if c.finding.category == _TIMEOUT_CATEGORY and ev.rank is not None and "seq" in c.finding.fields:
+            seq = int(str(c.finding.fields["seq"]))
+            seqs[ev.rank] = min(seq, seqs.get(ev.rank, seq))
+    if len(set(seqs.values())) < 2:
+        return None
+    low = min(seqs.values())
+    lowest = [r for r, s in seqs.items() if s == low]
+    return (lowest[0], low) if len(lowest) == 1 else None
 _AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
 
 
@@ -170,7 +203,15 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
                 finding.initiating_rank = missing[0]
                 finding.rank_reason = (
                     f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
-                    f"{', '.join(map(str, sorted(reporters)))}: the others waited for it"
+                    f"{_span(sorted(reporters))}: the others waited for it"
+                )
+                return
+            behind = _lowest_seq(cands)
+            if behind is not None:
+                finding.initiating_rank, seq = behind
+                finding.rank_reason = (
+                    f"every rank timed out, and rank {behind[0]} is the only one stuck at the lowest "
+                    f"collective sequence number ({seq}): the others had moved past it"
                 )
                 return
     if finding.evidence.rank is not None:
@@ -189,6 +230,44 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
         finding.rank_reason = (
             "from torchrun's first observed failure (a hint: the agent reports the first exit it saw)"
         )
+
+
+_GROUP_FIELDS = ("op", "seq", "timeout_ms", "signal", "exitcode")
+
+
+def _collateral_groups(cands: list[Candidate], collection: Collection) -> list[CollateralGroup]:
+    """Echoes grouped by kind with how many ranks and lines showed them."""
+    groups: list[CollateralGroup] = []
+    by_entry: dict[str, list[Candidate]] = {}
+    for cand in cands:
+        if cand.finding.role is Role.COLLATERAL:
+            by_entry.setdefault(cand.finding.entry_id, []).append(cand)
+    for entry_id, members in by_entry.items():
+        ranks = sorted({c.finding.evidence.rank for c in members if c.finding.evidence.rank is not None})
+        count = sum(n for (eid, _, role), n in collection.counts.items() if eid == entry_id and role is Role.COLLATERAL)
+        first = min(members, key=lambda c: c.finding.evidence.seq).finding
+        detail = ", ".join(f"{k}={first.fields[k]}" for k in _GROUP_FIELDS if k in first.fields)
+        who = f"{len(ranks)} rank(s) [{_span(ranks)}]" if ranks else "no rank prefix"
+        summary = f"{who}, {count} line(s): {first.title}" + (f" ({detail})" if detail else "")
+        groups.append(CollateralGroup(entry_id, first.title, ranks, count, first.evidence, summary))
+    return sorted(groups, key=lambda g: g.first.seq)
+
+
+def _span(ranks: list[int]) -> str:
+    """0-3,5,7-9: a compact list for 1,000 ranks."""
+    parts: list[str] = []
+    start = prev = None
+    for r in ranks:
+        if start is None:
+            start = prev = r
+        elif r == prev + 1:  # type: ignore[operator]
+            prev = r
+        else:
+            parts.append(f"{start}-{prev}" if start != prev else str(start))
+            start = prev = r
+    if start is not None:
+        parts.append(f"{start}-{prev}" if start != prev else str(start))
+    return ",".join(parts)
 
 
 def _why(root: Candidate, fatal: list[Candidate]) -> str:

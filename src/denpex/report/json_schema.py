@@ -63,7 +63,29 @@ class RankOut(BaseModel):
     rank: int
     host: str | None
     lines: int
+    exit_code: int | None = Field(description="from torchrun's agent lines or ChildFailedError summary")
+    first_line: EvidenceOut | None
+    last_healthy: EvidenceOut | None = Field(description="the last line before this rank's first error")
+    first_warning: EvidenceOut | None
+    first_error: EvidenceOut | None
     last_line: EvidenceOut | None
+
+
+class CollateralOut(BaseModel):
+    id: str
+    title: str
+    ranks: list[int]
+    count: int
+    summary: str = Field(description='e.g. "3 rank(s) [1-3], 3 line(s): NCCL watchdog: a collective timed out"')
+    first: EvidenceOut
+
+
+class FingerprintOut(BaseModel):
+    """What identifies this failure: where the initiating rank started, its early warning, its error."""
+
+    start: EvidenceOut | None
+    early_warning: EvidenceOut | None
+    error: EvidenceOut
 
 
 class DiagnosisOut(BaseModel):
@@ -73,6 +95,8 @@ class DiagnosisOut(BaseModel):
     root_cause: RootCauseOut | None
     findings: list[FindingOut] = Field(description="every finding, root cause included, in log order")
     ranks: list[RankOut]
+    collateral: list[CollateralOut] = Field(default_factory=list, description="echoes grouped by kind")
+    fingerprint: FingerprintOut | None = None
     inputs: list[str]
     lines_read: int
     notes: list[str] = Field(default_factory=list)
@@ -85,6 +109,25 @@ def _prose(text: str) -> str:
 
 def _evidence(ev: Evidence) -> EvidenceOut:
     return EvidenceOut(file=ev.file, line=ev.line, text=ev.text, rank=ev.rank, timestamp=ev.timestamp)
+
+
+def _opt(ev: Evidence | None) -> EvidenceOut | None:
+    return _evidence(ev) if ev is not None else None
+
+
+def _fingerprint(diagnosis: Diagnosis) -> FingerprintOut | None:
+    root = diagnosis.root_cause
+    if root is None:
+        return None
+    state = diagnosis.ranks.get(root.rank) if root.rank is not None else None
+    warning = state.first_warning if state else None
+    if warning is not None and warning.seq >= root.evidence.seq:
+        warning = None
+    return FingerprintOut(
+        start=_opt(state.first_line) if state else None,
+        early_warning=_opt(warning),
+        error=_evidence(root.evidence),
+    )
 
 
 def _context(lines: list[Line]) -> list[ContextLine]:
@@ -134,10 +177,21 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your com
                 rank=r.rank,
                 host=r.host,
                 lines=r.lines,
-                last_line=_evidence(r.last_line) if r.last_line else None,
+                exit_code=r.exit_code,
+                first_line=_opt(r.first_line),
+                last_healthy=_opt(r.last_healthy),
+                first_warning=_opt(r.first_warning),
+                first_error=_opt(r.first_error),
+                last_line=_opt(r.last_line),
             )
             for r in sorted(diagnosis.ranks.values(), key=lambda r: r.rank)
         ],
+        collateral=[
+            CollateralOut(id=g.entry_id, title=g.title, ranks=g.ranks, count=g.count, summary=g.summary,
+                          first=_evidence(g.first))
+            for g in diagnosis.collateral
+        ],
+        fingerprint=_fingerprint(diagnosis),
         inputs=diagnosis.inputs,
         lines_read=diagnosis.lines_read,
         notes=diagnosis.notes,

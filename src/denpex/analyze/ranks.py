@@ -1,0 +1,86 @@
+"""Per-rank state for multi-rank jobs: lines, last healthy line, first warning, first error, exit code.
+
+Exit codes come from torchrun's agent (`failed (exitcode: -9) local_rank: 1`) and its ChildFailedError
+summary (`rank : 2 (local_rank: 2)` followed by `exitcode : -6 (pid: ...)`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from denpex.model import Evidence, Finding, Line, RankState, Role
+
+_AGENT_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<rank>\d+)")
+_SUMMARY_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: \d+\)")
+_SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
+_SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
+
+
+def _evidence(line: Line) -> Evidence:
+    return Evidence(line.file, line.number, line.text, line.rank, line.timestamp, line.seq)
+
+
+class RankTracker:
+    def __init__(self) -> None:
+        self.states: dict[int, RankState] = {}
+        self._summary_rank: int | None = None
+        self._summary_host: str | None = None
+
+    def _state(self, rank: int) -> RankState:
+        state = self.states.get(rank)
+        if state is None:
+            state = self.states[rank] = RankState(rank=rank)
+        return state
+
+    def feed(self, line: Line) -> None:
+        if line.rank is not None:
+            state = self._state(line.rank)
+            state.lines += 1
+            state.host = state.host or line.host
+            ev = _evidence(line)
+            state.last_line = ev
+            if state.first_error is None:
+                state.last_healthy = ev
+                if state.first_warning is None and line.level == "W":
+                    state.first_warning = ev
+            if state.first_line is None:
+                state.first_line = ev
+        self._exit_codes(line)
+
+    def _exit_codes(self, line: Line) -> None:
+        body = line.body
+        if "exitcode" in body:
+            found = _AGENT_FAILED.search(body)
+            if found:
+                state = self._state(int(found.group("rank")))
+                if state.exit_code is None:
+                    state.exit_code = int(found.group("code"))
+                return
+            found = _SUMMARY_EXIT.match(body)
+            if found and self._summary_rank is not None:
+                state = self._state(self._summary_rank)
+                if state.exit_code is None:
+                    state.exit_code = int(found.group("code"))
+                state.host = state.host or self._summary_host
+                self._summary_rank = None
+                return
+        if "rank" in body:
+            found = _SUMMARY_RANK.match(body)
+            if found:
+                self._summary_rank = int(found.group("rank"))
+                return
+        if "host" in body:
+            found = _SUMMARY_HOST.match(body)
+            if found:
+                self._summary_host = found.group("host")
+
+    def note_finding(self, finding: Finding) -> None:
+        """The first fatal finding on a rank is its first error; a warning finding may be its first warning."""
+        rank = finding.evidence.rank
+        if rank is None:
+            return
+        state = self._state(rank)
+        if finding.role is Role.WARNING and state.first_warning is None:
+            state.first_warning = finding.evidence
+        if finding.fatal and finding.role is not Role.CONTEXT and state.first_error is None:
+            state.first_error = finding.evidence
