@@ -16,6 +16,12 @@ _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
 _SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
 
 
+def _is_progress(line: Line) -> bool:
+    """A line the program chose to print (a log record, a message), not part of a traceback being printed."""
+    body = line.body
+    return bool(body.strip()) and not body[:1].isspace() and not body.startswith(("Traceback", "^", "~"))
+
+
 def _evidence(line: Line) -> Evidence:
     return Evidence(line.file, line.number, line.text, line.rank, line.timestamp, line.seq)
 
@@ -39,7 +45,7 @@ class RankTracker:
             state.host = state.host or line.host
             ev = _evidence(line)
             state.last_line = ev
-            if state.first_error is None:
+            if state.first_error is None and _is_progress(line):
                 state.last_healthy = ev
                 if state.first_warning is None and line.level == "W":
                     state.first_warning = ev

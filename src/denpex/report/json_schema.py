@@ -111,6 +111,12 @@ def _evidence(ev: Evidence) -> EvidenceOut:
     return EvidenceOut(file=ev.file, line=ev.line, text=ev.text, rank=ev.rank, timestamp=ev.timestamp)
 
 
+def _quote(path: str) -> str:
+    import shlex
+
+    return shlex.quote(path)
+
+
 def _opt(ev: Evidence | None) -> EvidenceOut | None:
     return _evidence(ev) if ev is not None else None
 
@@ -162,7 +168,7 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your com
             explanation=_prose(entry.explanation),
             checklist=list(entry.checklist),
             fix=_prose(entry.fix),
-            verify=entry.verify.replace("{command}", command_hint),
+            verify=entry.verify.replace("{command}", command_hint).replace("{log}", _quote(root.evidence.file)),
             siblings=[SiblingOut(id=s.id, control=s.control) for s in entry.siblings],
             context_before=_context(root.context_before),
             context_after=_context(root.context_after),

@@ -61,26 +61,66 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
         shown = ", ".join(f"{k}={_short(v)}" for k, v in root.fields.items())
         head.append(f"\n            {shown}", "magenta")
     head.append(f"\n            why: {root.reason}", "dim")
+    if root.rank is not None and root.rank_reason:
+        head.append(f"\n            rank {root.rank}: {root.rank_reason}", "dim")
     console.print(Panel(Group(head, Text(), _context_block(report, shown_before)), border_style="red"))
     console.print(Text("Explanation", style="bold"))
-    console.print(root.explanation)
+    console.print(Text(root.explanation))
     console.print(Text("\nConfirm", style="bold"))
     for item in root.checklist:
-        console.print(f"  • {item}")
+        console.print(Text(f"  • {item}"))
     console.print(Text("\nFix", style="bold green"))
-    console.print(root.fix)
+    console.print(Text(root.fix))
     console.print(Text("\nVerify", style="bold green"))
-    console.print(f"  {root.verify}", highlight=False, soft_wrap=True)
+    console.print(Text(f"  {root.verify}"), soft_wrap=True)
     if root.siblings:
         console.print(Text("\nOther hypotheses and the control that separates them", style="bold"))
         for sib in root.siblings:
-            console.print(f"  • [cyan]{sib.id}[/cyan]: {sib.control}")
+            console.print(Text.assemble("  • ", (sib.id, "cyan"), f": {sib.control}"))
+    _collateral(report, console)
+    _ranks(report, console)
     _others(report, console)
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
+
+
+_MAX_RANK_ROWS = 16
+
+
+def _collateral(report: DiagnosisOut, console: Console) -> None:
+    if not report.collateral:
+        return
+    console.print(Text("\nCollateral (echoes of the root cause)", style="bold"))
+    for group in report.collateral:
+        console.print(Text.assemble(f"  • {group.summary}  ", (f"first at {group.first.file}:{group.first.line}", "dim")))
+
+
+def _ranks(report: DiagnosisOut, console: Console) -> None:
+    if len(report.ranks) < 2:
+        return
+    root_rank = report.root_cause.rank if report.root_cause else None
+    table = Table(title="Ranks", title_justify="left")
+    for column in ("rank", "exit", "lines", "first error", "last healthy line"):
+        table.add_column(column)
+    rows = report.ranks
+    if len(rows) > _MAX_RANK_ROWS:  # the initiating rank, the failing ones, then a count of the rest
+        failing = [r for r in rows if r.first_error or r.rank == root_rank]
+        rows = (failing or rows)[:_MAX_RANK_ROWS]
+    for r in rows:
+        style = "bold red" if r.rank == root_rank else None
+        error = f"{r.first_error.file}:{r.first_error.line}" if r.first_error else "-"
+        healthy = r.last_healthy.text[:70] if r.last_healthy else "-"
+        exit_code = "-" if r.exit_code is None else str(r.exit_code)
+        table.add_row(str(r.rank), exit_code, str(r.lines), Text(error), Text(healthy), style=style)
+    if len(rows) < len(report.ranks):
+        table.caption = f"{len(report.ranks) - len(rows)} more ranks without errors (see --format json)"
+    console.print()
+    console.print(table)
 
 
 def _others(report: DiagnosisOut, console: Console) -> None:
     root = report.root_cause
-    rest = [f for f in report.findings if f.role != "context" and not _same(f, root)]
+    rest = [f for f in report.findings if f.role not in ("context", "collateral") and not _same(f, root)]
     if not rest:
         return
     table = Table(title="Other findings", title_justify="left", show_lines=False, expand=False)
@@ -100,7 +140,7 @@ def _others(report: DiagnosisOut, console: Console) -> None:
     for key, count in grouped.items():
         first = firsts[key]
         rank_text = ",".join(str(r) for r in sorted(ranks[key])) or "-"
-        table.add_row(key[0], key[1], rank_text, str(count), f"{first.evidence.file}:{first.evidence.line}")
+        table.add_row(key[0], key[1], rank_text, str(count), Text(f"{first.evidence.file}:{first.evidence.line}"))
     console.print()
     console.print(table)
 
