@@ -31,6 +31,7 @@ def _one_line_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             click.echo("denpex: interrupted", err=True)
             sys.exit(130)
         except BrokenPipeError:
+            _quiet_stdout()
             sys.exit(0)
 
     return wrapper
@@ -199,9 +200,46 @@ def eval_cmd(
         sys.exit(ExitCode.EVAL_BELOW_THRESHOLD)
 
 
-def main() -> None:
+def _usage_line(exc: click.UsageError) -> str:
+    """click's multi-line usage error as one line: what was wrong and where to read more."""
+    ctx = exc.ctx
+    where = ctx.command_path if ctx is not None else "denpex"
+    message = " ".join(exc.format_message().split())
+    return f"denpex: error: {message} (see `{where} --help`)"
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, send what is left of stdout nowhere so that exit does not complain."""
+    import os
+
     try:
-        cli.main(prog_name="denpex", standalone_mode=True)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: every failure ends in one line on stderr and a documented exit code."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args:
+        click.echo("denpex: error: no command given: try `denpex diagnose LOG` (`denpex --help` lists the "
+                   "commands)", err=True)
+        sys.exit(ExitCode.BAD_INPUT)
+    try:
+        code = cli.main(args=args, prog_name="denpex", standalone_mode=False)
+    except click.UsageError as exc:
+        click.echo(_usage_line(exc), err=True)
+        sys.exit(ExitCode.BAD_INPUT)
+    except click.ClickException as exc:
+        click.echo(f"denpex: error: {' '.join(exc.format_message().split())}", err=True)
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("denpex: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(0)
     except SystemExit:
         raise
     except Exception as exc:  # a bug in Denpex: say so in one line, keep the traceback for --debug users
@@ -209,6 +247,8 @@ def main() -> None:
 
         if os.environ.get("DENPEX_DEBUG"):
             raise
-        click.echo(f"denpex: internal error: {type(exc).__name__}: {exc} (set DENPEX_DEBUG=1 for details)",
+        message = " ".join(str(exc).split())[:300]
+        click.echo(f"denpex: internal error: {type(exc).__name__}: {message} (set DENPEX_DEBUG=1 for details)",
                    err=True)
         sys.exit(ExitCode.INTERNAL)
+    sys.exit(code if isinstance(code, int) else 0)

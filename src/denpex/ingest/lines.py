@@ -58,6 +58,8 @@ def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     pending: list[bytes] = []
     pending_size = 0
     for chunk in chunks:
+        if not chunk:
+            continue
         parts = chunk.split(b"\n")
         if len(parts) == 1:  # no newline in this chunk: the current line goes on
             pending.append(chunk)
@@ -75,7 +77,7 @@ def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield from parts[1:]
         pending = [last] if last else []
         pending_size = len(last)
-    if pending:
+    if pending_size:
         yield _bounded(pending)
 
 

@@ -1,6 +1,8 @@
 """Turn what the user named (files, directories, '-', compressed logs, pasted text) into readable sources.
 
 Sources are opened read-only; nothing is ever written next to the user's logs.
+Compression is told by the file's first bytes (so a gzipped `log.txt` or gzipped stdin works too);
+a `.gz`/`.zst`/`.bz2`/`.xz` name whose bytes are not that format is reported as corrupt.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import io
 import lzma
 import os
 import re
+import stat
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,14 +24,22 @@ from typing import BinaryIO
 from denpex.errors import DenpexInputError
 
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".bz2": "bzip2", ".xz": "xz"}
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+_BZIP2_MAGIC = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59")
+_FORMAT_NAMES = {"gzip": "gzip", "zstd": "zstd", "bzip2": "bzip2", "xz": "xz"}
 LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".stderr", ""}
-# torchrun --log-dir writes attempt_N/<local_rank>/{stdout,stderr}.log and error.json
-_RANK_IN_PATH = [
-    re.compile(r"(?:^|[/_.\-])rank[_\-]?(\d+)(?:[/_.\-]|$)", re.IGNORECASE),
-    re.compile(r"attempt_\d+/(\d+)/"),
-    re.compile(r"(?:^|/)(?:node|worker)[_\-]?\d+[/_\-]rank[_\-]?(\d+)", re.IGNORECASE),
-]
+# Where a rank is read from a path: the file name (rank3_stderr.log, worker_rank-3.log), a folder that is
+# nothing but a rank (rank3/, rank_3/) or torchrun --log-dir's attempt_N/<local_rank>/. A rank inside any
+# other folder name (gen-dist-rank2-keyerror/log.txt, rank_0_sweep/) says nothing about the file's lines.
+_RANK_IN_NAME = re.compile(r"(?:^|[_.\-])rank[_\-]?(\d+)(?=[_.\-]|$)", re.IGNORECASE)
+_RANK_FOLDER = re.compile(r"rank[_\-]?(\d+)", re.IGNORECASE)
+_ATTEMPT_FOLDER = re.compile(r"attempt_\d+")
 _SNIFF_BYTES = 8192
+_ZSTD_READ = 1 << 16  # compressed bytes fed at a time: logs compress 10-100x, so output stays bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,37 +53,142 @@ class Source:
     rank_hint: int | None = None
 
     def open(self) -> BinaryIO:
+        """The decompressed bytes as a binary stream (zstd: see `chunks`, which also checks truncation)."""
+        raw: BinaryIO
         if self.data is not None:
-            return io.BytesIO(self.data)
-        assert self.path is not None
-        try:
-            if self.compression == "gzip":
-                return gzip.open(self.path, "rb")  # type: ignore[return-value]
-            if self.compression == "bzip2":
-                return bz2.open(self.path, "rb")  # type: ignore[return-value]
-            if self.compression == "xz":
-                return lzma.open(self.path, "rb")  # type: ignore[return-value]
-            if self.compression == "zstd":
-                import zstandard
+            raw = io.BytesIO(self.data)
+        else:
+            assert self.path is not None
+            try:
+                raw = open(self.path, "rb")  # noqa: SIM115 - closed by the caller or by the wrapper below
+            except OSError as exc:
+                raise DenpexInputError(f"cannot read {self.name}: {_os_reason(exc)}") from None
+        if self.compression == "gzip":
+            return _Owning(gzip.GzipFile(fileobj=raw, mode="rb"), raw)  # type: ignore[return-value]
+        if self.compression == "bzip2":
+            return bz2.BZ2File(raw, "rb")  # type: ignore[return-value]
+        if self.compression == "xz":
+            return lzma.LZMAFile(raw, "rb")  # type: ignore[return-value]
+        if self.compression == "zstd":
+            import zstandard
 
-                return zstandard.ZstdDecompressor().stream_reader(open(self.path, "rb"))  # type: ignore[return-value]
-            return open(self.path, "rb")
+            return zstandard.ZstdDecompressor().stream_reader(  # type: ignore[return-value]
+                raw, read_across_frames=True, closefd=True
+            )
+        return raw
+
+    def chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
+        """Decompressed bytes in chunks; a truncated or corrupt stream raises DenpexInputError."""
+        try:
+            if self.compression == "zstd":
+                yield from _zstd_chunks(self)
+                return
+            with self.open() as handle:
+                while True:
+                    chunk = handle.read(size)
+                    if not chunk:
+                        return
+                    yield chunk
+        except DenpexInputError:
+            raise
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+            raise DenpexInputError(f"cannot read {self.name}: {_reason(exc, self.compression)}") from None
+        except Exception as exc:
+            if _is_zstd_error(exc):
+                raise DenpexInputError(f"cannot read {self.name}: {_reason(exc, self.compression)}") from None
+            raise
+
+
+class _Owning(io.BufferedIOBase):
+    """A GzipFile over a file object that it must close too (GzipFile(fileobj=) leaves it open)."""
+
+    def __init__(self, inner: gzip.GzipFile, raw: BinaryIO) -> None:
+        self._inner = inner
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._inner.read(size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._inner.read1(size)
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            self._raw.close()
+            super().close()
+
+
+def _zstd_chunks(source: Source) -> Iterator[bytes]:
+    """zstd frames one after another; zstandard's stream reader would end quietly on a truncated frame."""
+    import zstandard
+
+    raw = io.BytesIO(source.data) if source.data is not None else None
+    if raw is None:
+        assert source.path is not None
+        try:
+            raw = open(source.path, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
-            raise DenpexInputError(f"cannot read {self.name}: {exc.strerror or exc}") from None
+            raise DenpexInputError(f"cannot read {source.name}: {_os_reason(exc)}") from None
+    with raw:
+        obj = zstandard.ZstdDecompressor().decompressobj()
+        fed = False  # compressed bytes given to the current frame
+        while True:
+            data = raw.read(_ZSTD_READ)
+            if not data:
+                break
+            while data:
+                out = obj.decompress(data)
+                fed = True
+                if out:
+                    yield out
+                if obj.eof:
+                    data = obj.unused_data
+                    obj = zstandard.ZstdDecompressor().decompressobj()
+                    fed = False
+                else:
+                    data = b""
+        if fed:
+            raise EOFError("compressed file ended before the end of its last zstd frame")
+
+
+def _is_zstd_error(exc: BaseException) -> bool:
+    return type(exc).__name__ == "ZstdError" or type(exc).__module__.startswith("zstandard")
 
 
 def rank_from_path(path: str) -> int | None:
-    """torchrun --log-dir and per-rank dumps carry the rank in the path (rank3.log, attempt_0/3/stderr.log)."""
-    norm = path.replace(os.sep, "/")
-    for pattern in _RANK_IN_PATH:
-        found = pattern.search(norm)
-        if found:
-            return int(found.group(1))
+    """torchrun --log-dir and per-rank dumps carry the rank in the path (rank3.log, attempt_0/3/stderr.log).
+
+    The part nearest the file wins: `rank3/worker_rank5.log` is rank 5.
+    """
+    parts = [p for p in path.replace(os.sep, "/").split("/") if p]
+    if not parts:
+        return None
+    found = _RANK_IN_NAME.findall(parts[-1])
+    if found:
+        return int(found[-1])
+    for index in range(len(parts) - 2, -1, -1):
+        folder = parts[index]
+        whole = _RANK_FOLDER.fullmatch(folder)
+        if whole:
+            return int(whole.group(1))
+        if folder.isdigit() and index > 0 and _ATTEMPT_FOLDER.fullmatch(parts[index - 1]):
+            return int(folder)
     return None
 
 
-def _compression_of(path: Path) -> str | None:
-    return COMPRESSED_SUFFIXES.get(path.suffix.lower())
+def sniff_compression(head: bytes) -> str | None:
+    """The compression format that a stream's first bytes announce, if any."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if _BZIP2_MAGIC.match(head):
+        return "bzip2"
+    return None
 
 
 def _looks_like_log(path: Path) -> bool:
@@ -84,36 +201,92 @@ def _looks_like_log(path: Path) -> bool:
     return last in LOG_SUFFIXES or re.fullmatch(r"\.\d+", last) is not None
 
 
-def _file_source(path: Path, display: str) -> Source:
-    if not path.exists():
-        raise DenpexInputError(f"no such file or directory: {display}")
-    if not os.access(path, os.R_OK):
-        raise DenpexInputError(f"permission denied: {display}")
-    return Source(
-        name=display,
-        path=path,
-        compression=_compression_of(path),
-        rank_hint=rank_from_path(display),
-    )
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror.lower() if exc.strerror else str(exc)
+
+
+def _stat(path: Path, display: str) -> os.stat_result:
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        raise DenpexInputError(f"no such file or directory: {display}") from None
+    except NotADirectoryError:
+        raise DenpexInputError(f"no such file or directory: {display}") from None
+    except PermissionError:
+        raise DenpexInputError(f"permission denied: {display}") from None
+    except (OSError, ValueError) as exc:
+        reason = _os_reason(exc) if isinstance(exc, OSError) else str(exc)
+        raise DenpexInputError(f"cannot read {display}: {reason}") from None
+
+
+def _file_source(path: Path, display: str, info: os.stat_result | None = None) -> Source:
+    info = info or _stat(path, display)
+    rank = rank_from_path(display)
+    if not stat.S_ISREG(info.st_mode):
+        # a pipe or device (`<(zcat log.gz)`, /dev/stdin) can be read only once: read it now
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise DenpexInputError(f"cannot read {display}: {_os_reason(exc)}") from None
+        return Source(name=display, data=data, compression=sniff_compression(data[:16]), rank_hint=rank)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except PermissionError:
+        raise DenpexInputError(f"permission denied: {display}") from None
+    except OSError as exc:
+        raise DenpexInputError(f"cannot read {display}: {_os_reason(exc)}") from None
+    compression = sniff_compression(head)
+    named = COMPRESSED_SUFFIXES.get(path.suffix.lower())
+    if named is not None and compression != named:
+        raise DenpexInputError(f"cannot read {display}: not a valid {_FORMAT_NAMES[named]} file")
+    return Source(name=display, path=path, compression=compression, rank_hint=rank)
 
 
 def _dir_sources(root: Path, display: str) -> list[Source]:
     found: list[Source] = []
+    skipped = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for filename in sorted(filenames):
             path = Path(dirpath) / filename
-            if filename.startswith(".") or not path.is_file() or not _looks_like_log(path):
+            if filename.startswith(".") or filename == "label.json" or not _looks_like_log(path):
                 continue
-            if filename == "label.json":
+            try:
+                info = path.stat()
+            except OSError:
                 continue
-            if path.stat().st_size == 0:
+            if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
                 continue
             rel = os.path.join(display, os.path.relpath(path, root))
-            found.append(_file_source(path, rel))
+            source = _file_source(path, rel, info)
+            try:
+                check_readable(source)
+            except DenpexInputError as exc:
+                if isinstance(exc, _NotText):
+                    skipped += 1  # an empty or binary file among logs: leave it out
+                    continue
+                raise
+            found.append(source)
     if not found:
-        raise DenpexInputError(f"no log files in directory: {display}")
+        extra = f" ({skipped} empty or binary file(s) left out)" if skipped else ""
+        raise DenpexInputError(f"no log files in directory: {display}{extra}")
     return found
+
+
+def _read_stdin(stdin: BinaryIO | None) -> bytes:
+    if stdin is None:
+        if sys.stdin is None:
+            raise DenpexInputError("'-' reads standard input, but there is none")
+        if sys.stdin.isatty():
+            sys.stderr.write("denpex: reading the log from the terminal; end it with Ctrl-D\n")
+            sys.stderr.flush()
+        stdin = sys.stdin.buffer
+    try:
+        return stdin.read()
+    except OSError as exc:
+        raise DenpexInputError(f"cannot read standard input: {_os_reason(exc)}") from None
 
 
 def resolve(inputs: list[str], stdin: BinaryIO | None = None) -> list[Source]:
@@ -121,16 +294,23 @@ def resolve(inputs: list[str], stdin: BinaryIO | None = None) -> list[Source]:
     if not inputs:
         raise DenpexInputError("no input: give a log file, a directory, or '-' for stdin")
     sources: list[Source] = []
+    stdin_read = False
     for item in inputs:
         if item == "-":
-            stream = stdin if stdin is not None else sys.stdin.buffer
-            sources.append(Source(name="<stdin>", data=stream.read()))
+            if stdin_read:
+                continue
+            stdin_read = True
+            data = _read_stdin(stdin)
+            sources.append(Source(name="<stdin>", data=data, compression=sniff_compression(data[:16])))
             continue
+        if not item:
+            raise DenpexInputError("an empty path was given")
         path = Path(item)
-        if path.is_dir():
+        info = _stat(path, item)
+        if stat.S_ISDIR(info.st_mode):
             sources.extend(_dir_sources(path, item))
         else:
-            sources.append(_file_source(path, item))
+            sources.append(_file_source(path, item, info))
     return sources
 
 
@@ -138,44 +318,42 @@ def text_source(text: str, name: str = "<text>") -> Source:
     return Source(name=name, data=text.encode("utf-8", "replace"))
 
 
+class _NotText(DenpexInputError):
+    """Empty or binary: in a directory such a file is left out; named on its own it is an error."""
+
+
 def check_readable(source: Source) -> None:
     """Reject empty, binary and corrupt inputs up front, with one clear line."""
-    try:
-        with source.open() as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise DenpexInputError(f"cannot read {source.name}: {_reason(exc)}") from None
-    except Exception as exc:  # zstandard raises its own ZstdError
-        raise DenpexInputError(f"cannot read {source.name}: {_reason(exc)}") from None
+    head = b""
+    for chunk in source.chunks(_SNIFF_BYTES):
+        head += chunk
+        if len(head) >= _SNIFF_BYTES:
+            break
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a BOM: framing transcodes it
+        if not head[2:].strip(b"\x00 \t\r\n"):
+            raise _NotText(f"empty input: {source.name}")
+        return
     if not head.strip():
-        raise DenpexInputError(f"empty input: {source.name}")
+        raise _NotText(f"empty input: {source.name}")
     if b"\x00" in head:
-        raise DenpexInputError(f"not a text log (binary data): {source.name}")
+        raise _NotText(f"not a text log (binary data): {source.name}")
 
 
-def _reason(exc: BaseException) -> str:
+def _reason(exc: BaseException, compression: str | None = None) -> str:
     if isinstance(exc, EOFError):
         return "compressed file is truncated"
     if isinstance(exc, gzip.BadGzipFile):
         return "not a valid gzip file"
+    if isinstance(exc, zlib.error):
+        return "corrupt gzip data"
+    if isinstance(exc, OSError) and exc.strerror:
+        return _os_reason(exc)
     text = str(exc) or type(exc).__name__
+    if compression and compression in ("bzip2", "xz", "zstd"):
+        return f"corrupt {compression} data ({text.splitlines()[0]})"
     return text.splitlines()[0]
 
 
 def read_chunks(source: Source, size: int = 1 << 20) -> Iterator[bytes]:
-    """Stream raw bytes; decompression errors become DenpexInputError."""
-    try:
-        with source.open() as handle:
-            while True:
-                chunk = handle.read(size)
-                if not chunk:
-                    return
-                yield chunk
-    except DenpexInputError:
-        raise
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise DenpexInputError(f"cannot read {source.name}: {_reason(exc)}") from None
-    except Exception as exc:
-        if type(exc).__module__.startswith("zstd"):
-            raise DenpexInputError(f"cannot read {source.name}: {_reason(exc)}") from None
-        raise
+    """Stream raw (decompressed) bytes; decompression errors become DenpexInputError."""
+    return source.chunks(size)
