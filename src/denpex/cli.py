@@ -57,9 +57,12 @@ def cli() -> None:
               help="Context lines the terminal report shows (JSON carries all of --context).")
 @click.option("--command", "command_hint", default="<your command>", help="Your command, for the verify line.")
 @click.option("--print-schema", is_flag=True, help="Print the JSON Schema of --format json and exit.")
+@click.option("--example", "example", is_flag=False, flag_value="torchrun-4-ranks-keyerror", default=None,
+              help="Diagnose a real log bundled with Denpex (torchrun-4-ranks-keyerror, inductor-lowering-error).")
 @_one_line_errors
 def diagnose(
-    inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool
+    inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool,
+    example: str | None,
 ) -> None:
     """Diagnose log files, directories of per-rank logs, .gz/.zst/.bz2/.xz logs, or '-' (stdin)."""
     from denpex.report.json_schema import build, json_schema
@@ -71,6 +74,15 @@ def diagnose(
     from denpex.catalog import load
     from denpex.ingest import resolve
 
+    if example is not None:
+        from denpex import examples
+
+        try:
+            inputs = (*inputs, str(examples.path(example)))
+        except KeyError:
+            raise DenpexInputError(
+                f"no bundled example {example!r} (available: {', '.join(examples.names())})"
+            ) from None
     sources = resolve(list(inputs))
     catalog = load()
     result = diagnose_sources(sources, context=context, catalog=catalog)
