@@ -26,7 +26,7 @@ def _context_block(report: DiagnosisOut, shown_before: int) -> Text:
     text = Text()
     before: list[ContextLine] = root.context_before[-shown_before:] if shown_before else []
     if len(root.context_before) > len(before):
-        text.append(f"   … {len(root.context_before) - len(before)} earlier lines (--context-shown)\n", "dim")
+        text.append(f"   … {len(root.context_before) - len(before)} earlier lines (--shown N shows more)\n", "dim")
     for ln in before:
         text.append(f"{ln.line:>7} │ ", "dim")
         text.append(ln.text[:300] + "\n")
