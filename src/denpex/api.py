@@ -6,13 +6,18 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from denpex.analyze.collect import Collector
+from denpex.analyze.collect import AFTER_LINES, Collector
 from denpex.analyze.rank import decide
 from denpex.catalog import Catalog, load
 from denpex.ingest import Source, check_readable, frame, resolve, text_source
-from denpex.model import Diagnosis, Line
+from denpex.ingest.lines import build_line, source_bytes
+from denpex.model import Diagnosis, Line, RankState
 
 DEFAULT_CONTEXT = 100
+# Below this many bytes the simple path (every line through the matcher) is as fast and starts sooner.
+FAST_PATH_BYTES = 8 << 20
+FAST_CHUNK_BYTES = 16 << 20  # bytes scanned at a time on the fast path
+ENGINES = ("auto", "lines", "hyperscan", "aho-corasick", "python")
 
 
 def _sources(paths_or_text: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Source]:
@@ -25,7 +30,7 @@ def _sources(paths_or_text: str | os.PathLike[str] | Sequence[str | os.PathLike[
     return resolve([os.fspath(p) for p in paths_or_text])
 
 
-def _lines(sources: list[Source]) -> Iterator[Line]:
+def _all_lines(sources: list[Source]) -> Iterator[Line]:
     seq = 0
     for source in sources:
         for line in frame(source, start_seq=seq):
@@ -33,14 +38,72 @@ def _lines(sources: list[Source]) -> Iterator[Line]:
             yield line
 
 
+def _size(source: Source) -> int:
+    if source.data is not None:
+        return len(source.data)
+    try:
+        return os.stat(source.path).st_size if source.path else 0  # compressed size: a lower bound
+    except OSError:
+        return 0
+
+
+def _fast_feed(sources: list[Source], collector: Collector, engine_name: str, context: int) -> int:
+    """Frame only the regions around candidates; line numbers and order stay those of the full stream."""
+    from denpex.scan.engines import best_engine
+    from denpex.scan.regions import RegionFinder
+
+    engine = best_engine(collector.catalog, engine_name)
+    after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
+    base = 0
+    for source in sources:
+        finder = RegionFinder(engine, before=context, after=after)
+        year: int | None = None
+
+        def regions(finder: RegionFinder = finder) -> Iterator[object]:
+            for chunk in source_bytes(source, FAST_CHUNK_BYTES):
+                yield from finder.feed(chunk)
+            yield from finder.finish()
+
+        for region in regions():
+            collector.gap(source.name)
+            raws = region.data.split(b"\n")  # type: ignore[attr-defined]
+            if raws and raws[-1] == b"":
+                raws.pop()
+            for i, raw in enumerate(raws):
+                number = region.first_line + i  # type: ignore[attr-defined]
+                line = build_line(raw, source.name, number, base + number, source.rank_hint, year)
+                year = line.year
+                collector.feed(line)
+        for rank in finder.stats.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
+            collector.result.ranks.setdefault(rank, RankState(rank=rank))
+        base += finder.stats.lines_total
+    return base
+
+
 def diagnose_sources(
-    sources: list[Source], *, context: int = DEFAULT_CONTEXT, catalog: Catalog | None = None
+    sources: list[Source],
+    *,
+    context: int = DEFAULT_CONTEXT,
+    catalog: Catalog | None = None,
+    engine: str = "auto",
 ) -> Diagnosis:
-    """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early)."""
+    """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early).
+
+    engine: "lines" runs every line through the matcher; "hyperscan", "aho-corasick" or "python" scan
+    big buffers for candidates first; "auto" picks the fast path for inputs over FAST_PATH_BYTES.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}")
     for source in sources:
         check_readable(source)
     collector = Collector(catalog or load(), context=context)
-    collection = collector.feed_all(_lines(sources))
+    fast = engine != "lines" and (engine != "auto" or sum(_size(s) for s in sources) >= FAST_PATH_BYTES)
+    if fast:
+        lines_read = _fast_feed(sources, collector, engine, context)
+        collection = collector.finish()
+        collection.lines_read = lines_read
+    else:
+        collection = collector.feed_all(_all_lines(sources))
     return decide(collection, collector.catalog, [s.name for s in sources])
 
 
@@ -49,10 +112,11 @@ def diagnose(
     *,
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
+    engine: str = "auto",
 ) -> Diagnosis:
     """Diagnose log files, directories of per-rank logs, compressed logs, or a pasted log given as text.
 
     A str is read as a path when it names an existing file or directory, else as the log's text.
     Raises denpex.errors.DenpexInputError for unreadable, empty or binary input.
     """
-    return diagnose_sources(_sources(paths_or_text), context=context, catalog=catalog)
+    return diagnose_sources(_sources(paths_or_text), context=context, catalog=catalog, engine=engine)

@@ -42,6 +42,7 @@ class Line:
     timestamp: float | None = None  # seconds; comparable within one run (see ingest.headers)
     compile_id: str | None = None
     seq: int = 0  # global arrival order across all inputs
+    year: int | None = None  # the year in force (from the last full date seen), for glog stamps without one
 
 
 @dataclass(slots=True)

@@ -93,6 +93,10 @@ class Collector:
         self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)
 
+    def gap(self, file: str) -> None:
+        """Lines of `file` were skipped (fast path): tracebacks cannot span the gap."""
+        self.tracker.forget(file)
+
     def finish(self) -> Collection:
         self._pending_after.clear()
         return self.result

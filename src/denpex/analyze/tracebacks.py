@@ -118,6 +118,10 @@ class TracebackTracker:
             return self._exception(stream, block, line, stripped), Kind.EXCEPTION
         return None, Kind.OTHER
 
+    def forget(self, file: str) -> None:
+        for key in [k for k in self._streams if k[0] == file]:
+            del self._streams[key]
+
     def _header(self, stream: _Stream, line: Line) -> Block:
         chained = stream.chain_pending and stream.block is not None
         if chained:

@@ -81,31 +81,45 @@ def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield _bounded(pending)
 
 
+def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | None, year: int | None) -> Line:
+    """One Line from its raw bytes: decode leniently, drop CR and ANSI colours, parse the headers.
+
+    `year` is that of the last line with a full date (glog stamps have none); the new one is in Line.year.
+    """
+    text = raw.decode("utf-8", "replace").rstrip("\r")
+    if "\x1b" in text:
+        text = headers.ANSI.sub("", text)
+    if "\r" in text:  # progress bars redraw with CR: keep what was shown last
+        text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
+    head = headers.parse(text, year)
+    return Line(
+        file=name,
+        number=number,
+        text=text,
+        body=head.body,
+        rank=head.rank if head.rank is not None else rank_hint,
+        local_rank=head.local_rank,
+        host=head.host,
+        pid=head.pid,
+        level=head.level,
+        timestamp=head.timestamp,
+        compile_id=head.compile_id,
+        seq=seq,
+        year=head.year if head.year is not None else year,
+    )
+
+
 def frame(source: Source, start_seq: int = 0) -> Iterator[Line]:
     """Lines of one source, numbered from 1; invalid UTF-8 is replaced, never fatal."""
     seq = start_seq
-    year: int | None = None  # of the last line with a full date, for glog stamps that have none
+    year: int | None = None
     for number, raw in enumerate(_raw_lines(_utf8(read_chunks(source))), start=1):
-        text = raw.decode("utf-8", "replace").rstrip("\r")
-        if "\x1b" in text:
-            text = headers.ANSI.sub("", text)
-        if "\r" in text:  # progress bars redraw with CR: keep what was shown last
-            text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
-        head = headers.parse(text, year)
-        if head.year is not None:
-            year = head.year
         seq += 1
-        yield Line(
-            file=source.name,
-            number=number,
-            text=text,
-            body=head.body,
-            rank=head.rank if head.rank is not None else source.rank_hint,
-            local_rank=head.local_rank,
-            host=head.host,
-            pid=head.pid,
-            level=head.level,
-            timestamp=head.timestamp,
-            compile_id=head.compile_id,
-            seq=seq,
-        )
+        line = build_line(raw, source.name, number, seq, source.rank_hint, year)
+        year = line.year
+        yield line
+
+
+def source_bytes(source: Source, chunk_size: int = 16 << 20) -> Iterator[bytes]:
+    """The source's bytes as UTF-8 chunks (UTF-16 transcoded), for the fast path's scanners."""
+    return _utf8(read_chunks(source, chunk_size))

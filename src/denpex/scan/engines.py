@@ -1,0 +1,203 @@
+"""Candidate finders for the fast path: find, in big byte buffers, where a catalog signature might hit.
+
+They only have to be *complete* (never miss a line the line matcher would match); the line matcher then
+confirms each candidate line, so every engine gives the same findings. Three engines, fastest first:
+
+- Hyperscan: one compiled database of every anchor plus the structural patterns, scanned in C.
+- Aho-Corasick (pyahocorasick): every anchor in one automaton over the latin-1 view of the bytes.
+- Python: `bytes.find` per anchor; always available, slow with many anchors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from denpex.catalog.loader import Catalog
+
+# Besides the catalog's anchors, the analysis needs these lines framed: traceback headers (to know a
+# line's place in a traceback), exception lines of any kind (uncaught exceptions no entry explains),
+# and torchrun's exit summaries (per-rank exit codes).
+TRACEBACK = b"Traceback (most recent call last)"
+STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed")
+# A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
+_RANK_MARKER = re.compile(rb"\[(?:rank|default|Rank )(\d{1,5})\]")
+
+
+@dataclass(slots=True)
+class ScanResult:
+    candidates: list[int]  # end offsets (exclusive) of possible hits
+    tracebacks: list[int]  # byte offsets of traceback headers
+    ranks: set[int]  # ranks seen in rank markers
+
+
+class CandidateEngine(Protocol):
+    name: str
+
+    def scan(self, data: bytes) -> ScanResult: ...
+
+
+def anchors_of(catalog: Catalog) -> tuple[list[bytes], list[bytes]]:
+    """(case-sensitive anchors, case-insensitive anchors lower-cased), deduplicated."""
+    plain: dict[bytes, None] = {}
+    folded: dict[bytes, None] = {}
+    for entry in catalog.entries:
+        for sig in entry.signatures:
+            if sig.ignore_case:
+                folded[sig.anchor.lower().encode()] = None
+            else:
+                plain[sig.anchor.encode()] = None
+    return list(plain), list(folded)
+
+
+def _ranks_in(data: bytes, max_rank: int = 65535) -> set[int]:
+    return {int(m) for m in set(_RANK_MARKER.findall(data)) if int(m) <= max_rank}
+
+
+class PythonEngine:
+    """bytes.find per anchor: correct everywhere, O(anchors x bytes)."""
+
+    name = "python"
+
+    def __init__(self, catalog: Catalog) -> None:
+        plain, folded = anchors_of(catalog)
+        self._plain = plain + list(STRUCTURAL_LITERALS)
+        self._folded = folded
+
+    def scan(self, data: bytes) -> ScanResult:
+        found: list[int] = []
+        tracebacks: list[int] = []
+        for anchor in self._plain:
+            start = data.find(anchor)
+            while start >= 0:
+                found.append(start + len(anchor))
+                if anchor == TRACEBACK:
+                    tracebacks.append(start)
+                start = data.find(anchor, start + 1)
+        if self._folded:
+            lowered = data.lower()
+            for anchor in self._folded:
+                start = lowered.find(anchor)
+                while start >= 0:
+                    found.append(start + len(anchor))
+                    start = lowered.find(anchor, start + 1)
+        return ScanResult(found, sorted(tracebacks), _ranks_in(data))
+
+
+class AhoCorasickEngine:
+    """All anchors in one automaton (pyahocorasick, a C extension) over a latin-1 view of the bytes."""
+
+    name = "aho-corasick"
+
+    def __init__(self, catalog: Catalog) -> None:
+        import ahocorasick
+
+        plain, folded = anchors_of(catalog)
+        self._auto = ahocorasick.Automaton()
+        for key in plain + list(STRUCTURAL_LITERALS):
+            text = key.decode("latin-1")
+            self._auto.add_word(text, text)
+        self._auto.make_automaton()
+        self._folded = None
+        if folded:
+            self._folded = ahocorasick.Automaton()
+            for key in folded:
+                text = key.decode("latin-1")
+                self._folded.add_word(text, text)
+            self._folded.make_automaton()
+
+    def scan(self, data: bytes) -> ScanResult:
+        text = data.decode("latin-1")
+        found: list[int] = []
+        tracebacks: list[int] = []
+        header = TRACEBACK.decode()
+        for last, word in self._auto.iter(text):  # pyahocorasick reports the index of the last character
+            found.append(last + 1)
+            if word == header:
+                tracebacks.append(last + 1 - len(word))
+        if self._folded is not None:
+            found.extend(last + 1 for last, _ in self._folded.iter(text.lower()))
+        return ScanResult(found, tracebacks, _ranks_in(data))
+
+
+class HyperscanEngine:
+    """One Hyperscan database: anchors as literals, plus the structural patterns."""
+
+    name = "hyperscan"
+
+    def __init__(self, catalog: Catalog) -> None:
+        import hyperscan
+
+        plain, folded = anchors_of(catalog)
+        expressions: list[bytes] = []
+        flags: list[int] = []
+        for key in plain + list(STRUCTURAL_LITERALS):
+            expressions.append(re.escape(key))
+            flags.append(0)
+        for key in folded:
+            expressions.append(re.escape(key))
+            flags.append(hyperscan.HS_FLAG_CASELESS)
+        self._traceback_id = len(plain) + STRUCTURAL_LITERALS.index(TRACEBACK)
+        self._rank_base = len(expressions)
+        # one single-match literal per rank marker: a rank that logs at all is known, at no per-line cost
+        self._rank_limit = 4096
+        for rank in range(self._rank_limit):
+            for form in (b"[rank%d]" % rank, b"[Rank %d]" % rank):
+                expressions.append(re.escape(form))
+                flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db.compile(
+            expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=flags
+        )
+        self._scratch = hyperscan.Scratch(self._db)
+
+    def scan(self, data: bytes) -> ScanResult:
+        found: list[int] = []
+        tracebacks: list[int] = []
+        ranks: set[int] = set()
+        traceback_id = self._traceback_id
+        rank_base = self._rank_base
+
+        def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
+            if pattern_id >= rank_base:
+                ranks.add((pattern_id - rank_base) // 2)
+                return
+            found.append(end)
+            if pattern_id == traceback_id:
+                tracebacks.append(end - len(TRACEBACK))
+
+        self._db.scan(data, match_event_handler=on_match, scratch=self._scratch)
+        if any(r >= self._rank_limit - 1 for r in ranks):
+            ranks |= _ranks_in(data)
+        return ScanResult(found, tracebacks, ranks)
+
+
+_BUILT: dict[tuple[int, str], CandidateEngine] = {}
+
+
+def best_engine(catalog: Catalog, name: str = "auto") -> CandidateEngine:
+    """The fastest engine installed, or the one asked for; built once per catalog (a database compile)."""
+    key = (id(catalog), name)
+    engine = _BUILT.get(key)
+    if engine is None:
+        engine = _BUILT[key] = _build(catalog, name)
+    return engine
+
+
+def _build(catalog: Catalog, name: str) -> CandidateEngine:
+    order = {"auto": ("hyperscan", "aho-corasick", "python")}.get(name, (name,))
+    errors: list[str] = []
+    for candidate in order:
+        try:
+            if candidate == "hyperscan":
+                return HyperscanEngine(catalog)
+            if candidate == "aho-corasick":
+                return AhoCorasickEngine(catalog)
+            if candidate == "python":
+                return PythonEngine(catalog)
+        except ImportError as exc:
+            errors.append(f"{candidate}: {exc}")
+            continue
+        errors.append(f"unknown engine {candidate!r}")
+    raise ValueError("; ".join(errors))

@@ -1,0 +1,66 @@
+"""The fast path (scan buffers for candidates, frame only regions) gives exactly the simple path's diagnosis."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import denpex.api as api
+from denpex import diagnose
+from denpex.evaluate import case_input, find_cases
+from tests.conftest import CORPUS
+
+CASES = find_cases([str(CORPUS)])
+
+
+def _engines() -> list[str]:
+    names = ["python"]
+    for module, name in (("hyperscan", "hyperscan"), ("ahocorasick", "aho-corasick")):
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+        names.append(name)
+    return names
+
+
+def _key(result):
+    root = result.root_cause
+    return (
+        result.verdict,
+        root and (root.entry_id, root.category, root.rank, root.evidence.file, root.evidence.line,
+                  root.evidence.text, root.reason, sorted(map(str, root.fields.items()))),
+        sorted(str((f.entry_id, f.role, f.evidence.rank, f.evidence.line, f.count)) for f in result.findings),
+        [(g.entry_id, g.ranks, g.count) for g in result.collateral],
+        result.lines_read,
+    )
+
+
+@pytest.fixture(scope="module")
+def simple():
+    return {case: _key(diagnose(_input(case), engine="lines")) for case in CASES}
+
+
+def _input(case):
+    return case_input(case, json.loads((case / "label.json").read_text()))
+
+
+def test_hyperscan_is_installed_with_the_test_extra():
+    pytest.importorskip("hyperscan")
+    assert "hyperscan" in _engines()
+
+
+@pytest.mark.parametrize("engine", _engines())
+def test_fast_path_matches_simple_path_on_the_corpus(engine, simple):
+    differ = [case.name for case in CASES if _key(diagnose(_input(case), engine=engine)) != simple[case]]
+    assert not differ
+
+
+@pytest.mark.parametrize("chunk", [4096, 65536])
+def test_small_chunks_and_regions_across_chunk_boundaries(chunk, simple, monkeypatch):
+    # tiny read chunks make regions, traceback headers and anchors straddle chunk boundaries
+    monkeypatch.setattr(api, "FAST_CHUNK_BYTES", chunk)
+    engine = _engines()[-1]
+    differ = [case.name for case in CASES if _key(diagnose(_input(case), engine=engine)) != simple[case]]
+    assert not differ
