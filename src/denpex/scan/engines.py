@@ -173,16 +173,16 @@ class HyperscanEngine:
         return ScanResult(found, tracebacks, ranks)
 
 
-_BUILT: dict[tuple[int, str], CandidateEngine] = {}
+_BUILT: dict[tuple[int, str], tuple[Catalog, CandidateEngine]] = {}
 
 
 def best_engine(catalog: Catalog, name: str = "auto") -> CandidateEngine:
     """The fastest engine installed, or the one asked for; built once per catalog (a database compile)."""
     key = (id(catalog), name)
-    engine = _BUILT.get(key)
-    if engine is None:
-        engine = _BUILT[key] = _build(catalog, name)
-    return engine
+    built = _BUILT.get(key)
+    if built is None or built[0] is not catalog:  # the id of a collected catalog can be reused
+        built = _BUILT[key] = (catalog, _build(catalog, name))
+    return built[1]
 
 
 def _build(catalog: Catalog, name: str) -> CandidateEngine:
