@@ -122,6 +122,13 @@ def test_file_whose_read_fails():
     assert "cannot read /proc/self/mem" in line
 
 
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_endless_binary_device(device):
+    if not Path(device).exists():
+        pytest.skip(f"no {device}")
+    assert_one_line_error(run_cli("diagnose", device), must_contain="binary")
+
+
 def test_binary_file(tmp_path):
     path = tmp_path / "model.log"
     path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + os.urandom(4096) + bytes(64))

@@ -320,6 +320,7 @@ def test_stdin(tmp_path):
     assert lines[0].file == "<stdin>"
     assert _keys(lines) == _keys(lines_of(KEYERROR_LOG))
     assert _keys(lines_of("-", stdin=gzip.compress(raw))) == _keys(lines)
+    assert _keys(lines_of("-", stdin=zstandard.ZstdCompressor().compress(raw))) == _keys(lines)
 
 
 def test_stdin_named_twice_is_read_once():

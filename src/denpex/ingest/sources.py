@@ -226,10 +226,15 @@ def _file_source(path: Path, display: str, info: os.stat_result | None = None) -
         # a pipe or device (`<(zcat log.gz)`, /dev/stdin) can be read only once: read it now
         try:
             with open(path, "rb") as handle:
-                data = handle.read()
+                data = handle.read(_SNIFF_BYTES)
+                compression = sniff_compression(data[:16])
+                if compression is None and b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    # /dev/zero, /dev/urandom: say so now rather than read without end
+                    raise NotTextError(f"not a text log (binary data): {display}")
+                data += handle.read()
         except OSError as exc:
             raise DenpexInputError(f"cannot read {display}: {_os_reason(exc)}") from None
-        return Source(name=display, data=data, compression=sniff_compression(data[:16]), rank_hint=rank)
+        return Source(name=display, data=data, compression=compression, rank_hint=rank)
     try:
         with open(path, "rb") as handle:
             head = handle.read(16)
@@ -264,7 +269,7 @@ def _dir_sources(root: Path, display: str) -> list[Source]:
             try:
                 check_readable(source)
             except DenpexInputError as exc:
-                if isinstance(exc, _NotText):
+                if isinstance(exc, NotTextError):
                     skipped += 1  # an empty or binary file among logs: leave it out
                     continue
                 raise
@@ -318,7 +323,7 @@ def text_source(text: str, name: str = "<text>") -> Source:
     return Source(name=name, data=text.encode("utf-8", "replace"))
 
 
-class _NotText(DenpexInputError):
+class NotTextError(DenpexInputError):
     """Empty or binary: in a directory such a file is left out; named on its own it is an error."""
 
 
@@ -331,12 +336,12 @@ def check_readable(source: Source) -> None:
             break
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a BOM: framing transcodes it
         if not head[2:].strip(b"\x00 \t\r\n"):
-            raise _NotText(f"empty input: {source.name}")
+            raise NotTextError(f"empty input: {source.name}")
         return
     if not head.strip():
-        raise _NotText(f"empty input: {source.name}")
+        raise NotTextError(f"empty input: {source.name}")
     if b"\x00" in head:
-        raise _NotText(f"not a text log (binary data): {source.name}")
+        raise NotTextError(f"not a text log (binary data): {source.name}")
 
 
 def _reason(exc: BaseException, compression: str | None = None) -> str:
