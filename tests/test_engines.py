@@ -64,3 +64,29 @@ def test_small_chunks_and_regions_across_chunk_boundaries(chunk, simple, monkeyp
     engine = _engines()[-1]
     differ = [case.name for case in CASES if _key(diagnose(_input(case), engine=engine)) != simple[case]]
     assert not differ
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_one_file_split_across_processes(workers, simple, monkeypatch):
+    # every corpus log cut into byte ranges scanned by separate processes, regions merged back
+    monkeypatch.setattr(api, "PARALLEL_FILE_BYTES", 1)
+    engine = _engines()[-1]
+    differ = [
+        case.name for case in CASES
+        if _key(diagnose(_input(case), engine=engine, workers=workers)) != simple[case]
+    ]
+    assert not differ
+
+
+def test_big_log_split_across_processes_matches_one_process(tmp_path):
+    # a generated multi-rank log of a few MiB with ranges far larger than the read-back margins
+    from benchmarks.genlog import generate
+
+    log = tmp_path / "big.log"
+    generate(str(log), 24 << 20, ranks=16, seed=3)
+    one = diagnose(log, engine=_engines()[-1], workers=1)
+    two = diagnose(log, engine=_engines()[-1], workers=2)
+    assert _key(one) == _key(two)
+    assert one.root_cause.entry_id == "cuda-oom" and one.root_cause.rank == 5
+    assert {g.entry_id for g in one.collateral} == {"nccl-watchdog-timeout"}
+    assert one.lines_read == sum(1 for _ in log.open("rb"))

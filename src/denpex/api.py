@@ -12,11 +12,13 @@ from denpex.catalog import Catalog, load
 from denpex.ingest import Source, check_readable, frame, resolve, text_source
 from denpex.ingest.lines import build_line, source_bytes
 from denpex.model import Diagnosis, Line, RankState
+from denpex.scan.parallel import FileScan, cores
 
 DEFAULT_CONTEXT = 100
 # Below this many bytes the simple path (every line through the matcher) is as fast and starts sooner.
 FAST_PATH_BYTES = 8 << 20
 FAST_CHUNK_BYTES = 16 << 20  # bytes scanned at a time on the fast path
+PARALLEL_FILE_BYTES = 64 << 20  # one plain file at least this big is split across cores
 ENGINES = ("auto", "lines", "hyperscan", "aho-corasick", "python")
 
 
@@ -47,36 +49,62 @@ def _size(source: Source) -> int:
         return 0
 
 
-def _fast_feed(sources: list[Source], collector: Collector, engine_name: str, context: int) -> int:
-    """Frame only the regions around candidates; line numbers and order stay those of the full stream."""
-    from denpex.scan.engines import best_engine
+def _scan_source(job: tuple[Source, int, int]) -> FileScan:
+    """One input through the region finder (run in a worker process for many-file inputs)."""
+    from denpex.scan import parallel
     from denpex.scan.regions import RegionFinder
 
-    engine = best_engine(collector.catalog, engine_name)
+    source, before, after = job
+    assert parallel._ENGINE is not None
+    finder = RegionFinder(parallel._ENGINE, before=before, after=after)
+    found = []
+    for chunk in source_bytes(source, FAST_CHUNK_BYTES):
+        found.extend(finder.feed(chunk))
+    found.extend(finder.finish())
+    return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates)
+
+
+def _splittable(source: Source) -> bool:
+    """A plain file can be cut into byte ranges; compressed or UTF-16 input is read as one stream."""
+    if source.path is None or source.compression is not None or _size(source) < PARALLEL_FILE_BYTES:
+        return False
+    with open(source.path, "rb") as handle:
+        return not handle.read(2) in (b"\xff\xfe", b"\xfe\xff")
+
+
+def _fast_feed(sources: list[Source], collector: Collector, engine_name: str, context: int, workers: int) -> int:
+    """Frame only the regions around candidates; line numbers and order stay those of the full stream."""
+    from denpex.scan import parallel
+    from denpex.scan.engines import best_engine
+
+    parallel._ENGINE = best_engine(collector.catalog, engine_name)
     after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
+    if len(sources) == 1 and workers > 1 and _splittable(sources[0]):
+        assert sources[0].path is not None
+        scans: Iterator[FileScan] = iter(
+            [parallel.scan_file(str(sources[0].path), parallel._ENGINE, context, after, workers)]
+        )
+    else:
+        scans = parallel.map_files(_scan_source, [(s, context, after) for s in sources], workers)  # type: ignore[assignment]
     base = 0
-    for source in sources:
-        finder = RegionFinder(engine, before=context, after=after)
+    for source, scan in zip(sources, scans, strict=True):
         year: int | None = None
-
-        def regions(finder: RegionFinder = finder) -> Iterator[object]:
-            for chunk in source_bytes(source, FAST_CHUNK_BYTES):
-                yield from finder.feed(chunk)
-            yield from finder.finish()
-
-        for region in regions():
-            collector.gap(source.name)
-            raws = region.data.split(b"\n")  # type: ignore[attr-defined]
+        last_end = -1
+        for region in scan.regions:
+            if region.start > last_end:  # lines were skipped: no traceback spans the gap
+                collector.gap(source.name)
+            last_end = region.end
+            raws = region.data.split(b"\n")
             if raws and raws[-1] == b"":
                 raws.pop()
             for i, raw in enumerate(raws):
-                number = region.first_line + i  # type: ignore[attr-defined]
+                number = region.first_line + i
                 line = build_line(raw, source.name, number, base + number, source.rank_hint, year)
                 year = line.year
                 collector.feed(line)
-        for rank in finder.stats.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
+        for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
             collector.result.ranks.setdefault(rank, RankState(rank=rank))
-        base += finder.stats.lines_total
+        base += scan.lines_total
     return base
 
 
@@ -86,11 +114,13 @@ def diagnose_sources(
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
     engine: str = "auto",
+    workers: int | None = None,
 ) -> Diagnosis:
     """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early).
 
     engine: "lines" runs every line through the matcher; "hyperscan", "aho-corasick" or "python" scan
     big buffers for candidates first; "auto" picks the fast path for inputs over FAST_PATH_BYTES.
+    workers: processes for the fast path (default: every core); 1 keeps everything in this process.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}")
@@ -99,7 +129,7 @@ def diagnose_sources(
     collector = Collector(catalog or load(), context=context)
     fast = engine != "lines" and (engine != "auto" or sum(_size(s) for s in sources) >= FAST_PATH_BYTES)
     if fast:
-        lines_read = _fast_feed(sources, collector, engine, context)
+        lines_read = _fast_feed(sources, collector, engine, context, workers or cores())
         collection = collector.finish()
         collection.lines_read = lines_read
     else:
@@ -113,10 +143,13 @@ def diagnose(
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
     engine: str = "auto",
+    workers: int | None = None,
 ) -> Diagnosis:
     """Diagnose log files, directories of per-rank logs, compressed logs, or a pasted log given as text.
 
     A str is read as a path when it names an existing file or directory, else as the log's text.
     Raises denpex.errors.DenpexInputError for unreadable, empty or binary input.
     """
-    return diagnose_sources(_sources(paths_or_text), context=context, catalog=catalog, engine=engine)
+    return diagnose_sources(
+        _sources(paths_or_text), context=context, catalog=catalog, engine=engine, workers=workers
+    )

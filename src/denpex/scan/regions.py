@@ -4,9 +4,10 @@ A log of gigabytes is mostly healthy noise. The candidate engine finds, at C spe
 catalog anchor or a structural pattern (traceback header, exception line, exit summary) occurs. Around
 each candidate we frame a region: `before` lines back (or back to the traceback it belongs to), `after`
 lines forward. Regions are merged and emitted in file order with their true line numbers, so the
-analysis sees exactly the lines it would have needed from the full stream; `None` marks a gap.
+analysis sees exactly the lines it would have needed from the full stream.
 
-Memory is bounded: one read chunk plus a carried tail of at most `carry` bytes.
+Chunks are kept as they were read (no concatenation, no copies of big buffers): a window of the last
+chunks, dropped once no pending candidate can reach back into them. Memory: a few chunks.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from denpex.scan.engines import TRACEBACK, CandidateEngine
+from denpex.scan.engines import CandidateEngine
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
-_OVERLAP = 512  # bytes re-scanned across chunk boundaries (longer than any anchor)
+_EDGE = 512  # bytes on each side of a chunk boundary scanned again for anchors that straddle it
 
 
 @dataclass(slots=True)
@@ -33,117 +34,174 @@ class Region:
 class ScanStats:
     candidates: int = 0
     regions: int = 0
-    lines_framed: int = 0
     lines_total: int = 0
     ranks: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Segment:
+    start: int  # absolute offset of data[0]
+    data: bytes
+    line0: int  # newlines before start
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.data)
 
 
 class RegionFinder:
     """Feed chunks of one input in order; get back the regions to frame, in order."""
 
-    def __init__(self, engine: CandidateEngine, before: int, after: int, carry: int = 4 << 20) -> None:
+    def __init__(
+        self,
+        engine: CandidateEngine,
+        before: int,
+        after: int,
+        keep: int = 2,
+        accept: tuple[int, int] | None = None,
+    ) -> None:
+        """accept=(lo, hi): only candidates ending in (lo, hi] start regions (a parallel worker's share)."""
         self.engine = engine
+        self.accept = accept
         self.before = max(before, 3)
         self.after = max(after, 1)
-        self.carry = carry
+        self.keep = max(keep, 2)  # chunks kept for back context
         self.stats = ScanStats()
-        self._buf = b""
-        self._buf_start = 0  # absolute offset of _buf[0]
-        self._count_pos = 0  # absolute offset up to which newlines are counted
-        self._count_lines = 0  # newlines before _count_pos
-        self._pending: list[int] = []  # candidate offsets not yet emitted, sorted
+        self._segments: list[_Segment] = []
+        self._next_start = 0
+        self._next_line0 = 0
+        self._pending: list[int] = []  # candidate end offsets not yet emitted, sorted
         self._tracebacks: list[int] = []
         self._emitted = 0  # absolute offset up to which lines were emitted
 
     def feed(self, chunk: bytes) -> Iterator[Region]:
         if not chunk:
             return
-        overlap = self._buf[-_OVERLAP:] if self._buf else b""
-        base = self._buf_start + len(self._buf) - len(overlap)
-        result = self.engine.scan(overlap + chunk)
-        cut = len(overlap)
-        # offsets are match ends (exclusive): a match ending inside the overlap was found by the last scan
-        self._pending.extend(base + off for off in result.candidates if off > cut)
-        self._pending.sort()
-        self._tracebacks.extend(base + off for off in result.tracebacks if off + len(TRACEBACK) > cut)
+        seg = _Segment(self._next_start, chunk, self._next_line0)
+        self._next_start = seg.end
+        self._next_line0 += chunk.count(b"\n")
+        found = set()
+        result = self.engine.scan(chunk)
+        found.update(seg.start + off for off in result.candidates)
+        heads = [seg.start + off for off in result.tracebacks]
         self.stats.ranks |= result.ranks
-        self.stats.candidates += len(result.candidates)
-        self._buf += chunk
+        if self._segments:  # anchors straddling the boundary with the previous chunk
+            prev = self._segments[-1]
+            edge_start = prev.end - min(_EDGE, len(prev.data))
+            straddle = self.engine.scan(prev.data[-_EDGE:] + chunk[:_EDGE])
+            found.update(edge_start + off for off in straddle.candidates)  # duplicates collapse in the set
+            heads.extend(edge_start + off for off in straddle.tracebacks)
+        self._segments.append(seg)
+        if self.accept is not None:
+            lo, hi = self.accept
+            found = {off for off in found if lo < off <= hi}
+        self.stats.candidates += len(found)
+        self._pending = sorted(set(self._pending) | found)
+        self._tracebacks = sorted(set(self._tracebacks) | set(heads))
         yield from self._emit(final=False)
-        self._trim()
+        self._drop_old()
 
     def finish(self) -> Iterator[Region]:
         yield from self._emit(final=True)
-        end = self._buf_start + len(self._buf)
-        self.stats.lines_total = self._lines_before(end) + (1 if self._buf and not self._buf.endswith(b"\n") else 0)
+        last = self._segments[-1].data if self._segments else b""
+        self.stats.lines_total = self._next_line0 + (1 if last and not last.endswith(b"\n") else 0)
 
-    # -- internals -----------------------------------------------------------------------------
+    # -- byte access across segments -----------------------------------------------------------
+    def _seg_index(self, offset: int) -> int:
+        starts = [s.start for s in self._segments]
+        return max(bisect.bisect_right(starts, offset) - 1, 0)
+
+    def _rfind_nl(self, offset: int, floor: int) -> int:
+        """Offset of the last newline before `offset` and at or after `floor`; -1 if none."""
+        i = self._seg_index(offset)
+        while i >= 0:
+            seg = self._segments[i]
+            lo = max(floor, seg.start) - seg.start
+            hi = min(offset, seg.end) - seg.start
+            if hi > lo:
+                pos = seg.data.rfind(b"\n", lo, hi)
+                if pos >= 0:
+                    return seg.start + pos
+            if seg.start <= floor:
+                return -1
+            i -= 1
+        return -1
+
+    def _find_nl(self, offset: int) -> int | None:
+        """Offset of the first newline at or after `offset`; None if it has not been read yet."""
+        for seg in self._segments[self._seg_index(offset) :]:
+            if seg.end <= offset:
+                continue
+            pos = seg.data.find(b"\n", max(offset - seg.start, 0))
+            if pos >= 0:
+                return seg.start + pos
+        return None
+
+    def _slice(self, start: int, end: int) -> bytes:
+        parts = []
+        for seg in self._segments:
+            if seg.end <= start or seg.start >= end:
+                continue
+            parts.append(seg.data[max(start - seg.start, 0) : min(end, seg.end) - seg.start])
+        return b"".join(parts)
+
     def _lines_before(self, offset: int) -> int:
-        """Newlines before an absolute offset; offsets only move forward."""
-        rel_from = self._count_pos - self._buf_start
-        rel_to = offset - self._buf_start
-        if rel_to > rel_from:
-            self._count_lines += self._buf.count(b"\n", rel_from, rel_to)
-            self._count_pos = offset
-        return self._count_lines
+        seg = self._segments[self._seg_index(offset)]
+        return seg.line0 + seg.data.count(b"\n", 0, offset - seg.start)
 
-    def _line_start(self, offset: int) -> int:
-        rel = offset - self._buf_start
-        return self._buf_start + self._buf.rfind(b"\n", 0, rel) + 1
+    # -- regions -------------------------------------------------------------------------------
+    def _floor(self) -> int:
+        return max(self._emitted, self._segments[0].start if self._segments else 0)
 
-    def _back(self, offset: int, lines: int, floor: int) -> int:
-        """Start of the line `lines` lines before the one holding `offset`, not before `floor`."""
-        rel = offset - self._buf_start
-        low = floor - self._buf_start
-        pos = self._buf.rfind(b"\n", low, rel)
+    def _back(self, offset: int, lines: int) -> int:
+        """Start of the line `lines` lines before the one holding the match ending at `offset`."""
+        floor = self._floor()
+        pos = self._rfind_nl(offset - 1, floor)
         for _ in range(lines):
-            if pos < low:
+            if pos < 0:
                 return floor
-            pos = self._buf.rfind(b"\n", low, pos)
-        return max(self._buf_start + pos + 1, floor)
+            pos = self._rfind_nl(pos, floor)
+        return max(pos + 1, floor)
 
     def _forward(self, offset: int, lines: int) -> int | None:
-        """End (past the newline) of the line `lines` lines after the one holding `offset`; None if not here yet."""
-        rel = offset - self._buf_start
-        pos = rel - 1
+        """End (past the newline) of the line `lines` lines after the one holding the match ending at `offset`."""
+        pos = offset - 2
         for _ in range(lines + 1):
-            pos = self._buf.find(b"\n", pos + 1)
-            if pos < 0:
+            found = self._find_nl(pos + 1)
+            if found is None:
                 return None
-        return self._buf_start + pos + 1
+            pos = found
+        return pos + 1
 
     def _emit(self, final: bool) -> Iterator[Region]:
-        buf_end = self._buf_start + len(self._buf)
+        data_end = self._next_start
         while self._pending:
             first = self._pending[0]
-            if first < self._emitted:  # already inside an emitted region
+            if first <= self._emitted:  # inside a region already emitted
                 self._pending.pop(0)
                 continue
-            start = self._back(first, self.before, max(self._emitted, self._buf_start))
+            start = self._back(first, self.before)
             header = self._traceback_before(first)
-            if header is not None and header >= max(self._emitted, self._buf_start) and header < start:
-                start = self._line_start(header)
+            if header is not None and self._floor() <= header < start:
+                start = self._back(header + 1, 0)
             end = self._forward(first, self.after)
             if end is None:
                 if not final:
                     return
-                end = buf_end
-            # merge every candidate whose region overlaps this one
+                end = data_end
             taken = 1
-            while taken < len(self._pending) and self._pending[taken] < end:
+            while taken < len(self._pending) and self._pending[taken] <= end:
                 nxt = self._forward(self._pending[taken], self.after)
                 if nxt is None:
                     if not final:
                         return
-                    nxt = buf_end
+                    nxt = data_end
                 end = max(end, nxt)
                 taken += 1
             del self._pending[:taken]
-            first_line = self._lines_before(start) + 1
-            data = self._buf[start - self._buf_start : end - self._buf_start]
             self._emitted = end
             self.stats.regions += 1
-            yield Region(start, end, first_line, data)
+            yield Region(start, end, self._lines_before(start) + 1, self._slice(start, end))
 
     def _traceback_before(self, offset: int) -> int | None:
         i = bisect.bisect_right(self._tracebacks, offset) - 1
@@ -151,20 +209,16 @@ class RegionFinder:
             return self._tracebacks[i]
         return None
 
-    def _trim(self) -> None:
-        """Keep the carried tail (for back context) and anything a pending candidate still needs."""
-        buf_end = self._buf_start + len(self._buf)
-        keep_from = max(buf_end - self.carry, self._buf_start)
-        if self._pending:
-            keep_from = min(keep_from, self._back(self._pending[0], self.before, self._buf_start))
-        keep_from = self._line_start(keep_from) if keep_from > self._buf_start else keep_from
-        if keep_from <= self._buf_start:
-            return
-        self._lines_before(keep_from)
-        self._buf = self._buf[keep_from - self._buf_start :]
-        self._buf_start = keep_from
-        floor = keep_from - TRACEBACK_REACH
-        self._tracebacks = [t for t in self._tracebacks if t >= floor]
+    def _drop_old(self) -> None:
+        """Drop chunks no pending candidate can reach back into (beyond the last `keep`)."""
+        while len(self._segments) > self.keep:
+            oldest = self._segments[0]
+            if self._pending and self._pending[0] - TRACEBACK_REACH < oldest.end:
+                break
+            self._segments.pop(0)
+        floor = self._segments[0].start - TRACEBACK_REACH if self._segments else 0
+        if self._tracebacks and self._tracebacks[0] < floor:
+            self._tracebacks = [t for t in self._tracebacks if t >= floor]
 
 
 def regions(chunks: Iterable[bytes], engine: CandidateEngine, before: int, after: int) -> Iterator[Region]:

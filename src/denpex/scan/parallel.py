@@ -1,0 +1,152 @@
+"""Use every core: split one big plain file into byte ranges, or spread many files, over worker processes.
+
+Each worker runs the candidate engine and the region finder over its share and returns only the regions
+(small) with line numbers relative to where it started reading. The parent shifts line numbers by the
+newline counts of the ranges before, merges regions that touch across a range boundary, and feeds them to
+the analysis in file order: the same regions, hence the same diagnosis, as one process would produce.
+
+A worker reads a little before its range (back context, the traceback a candidate belongs to) and past
+its end (lines after a candidate), but only candidates inside its range start regions.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from denpex.scan.engines import CandidateEngine
+from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
+
+_ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
+_READ = 16 << 20
+_BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
+_FORWARD_READ = 4 << 20  # past a range: room for the lines after a candidate near its end
+
+
+@dataclass(slots=True)
+class RangeResult:
+    own_start: int
+    own_end: int
+    newlines_before_own: int  # newlines in [read_start, own_start)
+    newlines_own: int  # newlines in [own_start, own_end)
+    read_start: int
+    regions: list[Region]  # line numbers relative to read_start
+    ranks: set[int]
+    candidates: int
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def split(path: str, size: int, parts: int) -> list[tuple[int, int]]:
+    """Byte ranges that start and end on line boundaries."""
+    bounds = [0]
+    with open(path, "rb") as handle:
+        for k in range(1, parts):
+            handle.seek(size * k // parts)
+            handle.readline()  # move to the start of the next line
+            pos = handle.tell()
+            if bounds[-1] < pos < size:
+                bounds.append(pos)
+    bounds.append(size)
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
+    path, own_start, own_end, size, before, after = job
+    assert _ENGINE is not None
+    read_start = max(0, own_start - _BACK_READ)
+    if read_start:
+        with open(path, "rb") as handle:  # begin on a line boundary
+            handle.seek(read_start)
+            handle.readline()
+            read_start = min(handle.tell(), own_start)
+    read_end = min(size, own_end + _FORWARD_READ)
+    finder = RegionFinder(_ENGINE, before, after, accept=(own_start - read_start, own_end - read_start))
+    found: list[Region] = []
+    before_own = own = 0
+    with open(path, "rb") as handle:
+        handle.seek(read_start)
+        pos = read_start
+        while pos < read_end:
+            chunk = handle.read(min(_READ, read_end - pos))
+            if not chunk:
+                break
+            lo, hi = max(own_start - pos, 0), max(min(own_end - pos, len(chunk)), 0)
+            before_own += chunk.count(b"\n", 0, min(lo, len(chunk)))
+            own += chunk.count(b"\n", lo, hi) if hi > lo else 0
+            pos += len(chunk)
+            found.extend(finder.feed(chunk))
+        found.extend(finder.finish())
+    return RangeResult(own_start, own_end, before_own, own, read_start, found, finder.stats.ranks,
+                       finder.stats.candidates)
+
+
+def _merge(regions: list[Region]) -> list[Region]:
+    """Regions (absolute offsets and line numbers) sorted and joined where they overlap."""
+    merged: list[Region] = []
+    for region in sorted(regions, key=lambda r: r.start):
+        if merged and region.start <= merged[-1].end:
+            last = merged[-1]
+            if region.end > last.end:
+                tail = region.data[last.end - region.start :]
+                merged[-1] = Region(last.start, region.end, last.first_line, last.data + tail)
+            continue
+        merged.append(region)
+    return merged
+
+
+@dataclass(slots=True)
+class FileScan:
+    regions: list[Region]
+    lines_total: int
+    ranks: set[int]
+    candidates: int
+
+
+def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
+    """One plain file over `workers` processes."""
+    global _ENGINE
+    size = os.path.getsize(path)
+    ranges = split(path, size, workers)
+    _ENGINE = engine
+    jobs = [(path, a, b, size, before, after) for a, b in ranges]
+    if len(jobs) == 1:
+        results = [_scan_range(jobs[0])]
+    else:
+        with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+            results = pool.map(_scan_range, jobs)
+    regions: list[Region] = []
+    lines_before_own = 0
+    ranks: set[int] = set()
+    candidates = 0
+    for res in results:
+        base = lines_before_own - res.newlines_before_own  # newlines before read_start
+        for region in res.regions:
+            regions.append(Region(region.start + res.read_start, region.end + res.read_start,
+                                  region.first_line + base, region.data))
+        lines_before_own += res.newlines_own
+        ranks |= res.ranks
+        candidates += res.candidates
+    with open(path, "rb") as handle:
+        if size:
+            handle.seek(size - 1)
+            unterminated = handle.read(1) != b"\n"
+        else:
+            unterminated = False
+    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates)
+
+
+def map_files(func: object, items: list[object], workers: int) -> Iterator[object]:
+    """Run func over items in worker processes (fork), in order; in-process when one worker suffices."""
+    if workers <= 1 or len(items) <= 1:
+        yield from map(func, items)  # type: ignore[call-overload]
+        return
+    with multiprocessing.get_context("fork").Pool(min(workers, len(items))) as pool:
+        yield from pool.imap(func, items, chunksize=max(1, len(items) // (workers * 8)))  # type: ignore[arg-type]
