@@ -69,7 +69,7 @@ def _splittable(source: Source) -> bool:
     if source.path is None or source.compression is not None or _size(source) < PARALLEL_FILE_BYTES:
         return False
     with open(source.path, "rb") as handle:
-        return not handle.read(2) in (b"\xff\xfe", b"\xfe\xff")
+        return handle.read(2) not in (b"\xff\xfe", b"\xfe\xff")
 
 
 def _fast_feed(sources: list[Source], collector: Collector, engine_name: str, context: int, workers: int) -> int:
