@@ -1,0 +1,203 @@
+"""Throughput of `denpex diagnose` on big multi-rank logs, against ripgrep, grep and cat in the same run.
+
+For each size it generates (once, cached in --workdir) a realistic multi-rank log with a failure buried
+near the end (benchmarks/genlog.py), drops nothing from the page cache (warm runs: the file was just
+written or read), and times, end to end as separate processes:
+
+  cat FILE > /dev/null                      the reading ceiling
+  rg -c -f PATTERNS FILE                    ripgrep with the catalog's own patterns
+  grep -c -E -f PATTERNS FILE               GNU grep with the same patterns
+  denpex diagnose --format json FILE        with --workers 1 and with every core, per engine
+
+and reports MB/s, ratios to ripgrep, peak RSS, and whether every Denpex run found the same diagnosis.
+`--patterns` adds a scaling run with synthetic catalogs of 30, 300 and 3,000 entries.
+
+    python benchmarks/bench_scale.py --sizes 256M,1G [--patterns] [--engines hyperscan,aho-corasick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from benchmarks.genlog import generate, parse_size  # noqa: E402
+
+
+_META = set(".^$*+?()[]{}|\\")
+_CLASS = {"d": ("0-9", "[0-9]"), "s": ("[:space:]", "[[:space:]]"), "w": ("[:alnum:]_", "[[:alnum:]_]"),
+          "S": (None, "[^[:space:]]"), "D": (None, "[^0-9]"), "W": (None, "[^[:alnum:]_]")}
+
+
+def _literal(text: str) -> str:
+    return "".join("\\" + c if c in _META else c for c in text)
+
+
+def _posix(pattern: str) -> str:
+    """Python regex -> POSIX ERE for grep -E: named/non-capturing groups, \\d \\s \\w in and out of classes."""
+    pattern = re.sub(r"\(\?P<\w+>", "(", pattern).replace("(?:", "(")
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt in _CLASS and (_CLASS[nxt][0] if in_class else _CLASS[nxt][1]):
+                out.append(_CLASS[nxt][0] if in_class else _CLASS[nxt][1])
+            elif nxt == "b":
+                out.append("\\b")
+            else:
+                out.append("\\" + nxt if nxt in _META else nxt)
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+        elif c == "]" and in_class and out and out[-1] not in ("[", "[^"):
+            in_class = False
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def catalog_patterns(posix: bool) -> list[str]:
+    """The catalog's signatures as a grep user would write them: the regex, else the literal anchor."""
+    from denpex.catalog import load
+
+    out = []
+    for entry in load().entries:
+        for sig in entry.signatures:
+            if sig.regex is None:
+                out.append(_literal(sig.anchor))
+            else:
+                # one pattern file: group names would clash between patterns, so drop them
+                out.append(_posix(sig.regex) if posix else re.sub(r"\(\?P<\w+>", "(", sig.regex))
+    return out
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None, repeat: int = 3) -> tuple[float, int, str]:
+    """Best wall time of `repeat` runs, peak RSS (KiB, largest process, GNU time), and the last stdout."""
+    times = []
+    out = ""
+    rss = 0
+    gnu_time = shutil.which("time") or "/usr/bin/time"
+    with tempfile.NamedTemporaryFile("r") as mem:
+        for _ in range(repeat):
+            wrapped = [gnu_time, "-q", "-f", "%M", "-o", mem.name, *cmd] if os.path.exists(gnu_time) else cmd
+            t0 = time.perf_counter()
+            proc = subprocess.run(wrapped, capture_output=True, text=True, env=env, check=False)
+            times.append(time.perf_counter() - t0)
+            out = proc.stdout
+            mem.seek(0)
+            text = mem.read().strip().splitlines()
+            if text and text[-1].isdigit():
+                rss = max(rss, int(text[-1]))
+    return min(times), rss, out
+
+
+def denpex_cmd(path: Path, engine: str, workers: int, catalog: str | None = None) -> list[str]:
+    code = (
+        "import sys,json,denpex.api as a;from denpex.catalog import load;"
+        "c=load(sys.argv[4]) if sys.argv[4] else None;"
+        "d=a.diagnose(sys.argv[1],engine=sys.argv[2],workers=int(sys.argv[3]),catalog=c);r=d.root_cause;"
+        "print(json.dumps([d.verdict.value,r and [r.entry_id,r.rank,r.evidence.line,r.evidence.text],"
+        "[[g.entry_id,g.ranks,g.count] for g in d.collateral],d.lines_read]))"
+    )
+    return [sys.executable, "-c", code, str(path), engine, str(workers), catalog or ""]
+
+
+def synthetic_catalog(n: int, into: Path) -> str:
+    """The real catalog plus generated entries up to n, each with two distinct literal anchors."""
+    from denpex.catalog.loader import entries_dir
+
+    into.mkdir(parents=True, exist_ok=True)
+    real = sorted(entries_dir().glob("*.toml"))
+    for path in real[:n]:
+        shutil.copy(path, into / path.name)
+    for k in range(max(0, n - len(real))):
+        eid = f"synthetic-{k:05d}"
+        (into / f"{eid}.toml").write_text(
+            f'id = "{eid}"\ncategory = "user.code_error"\ntitle = "synthetic {k}"\nlayer = "user_code"\n'
+            f'role = "cause"\nfatal = true\nexplanation = "A synthetic entry used only to measure scaling with'
+            f' the number of patterns."\nchecklist = ["none"]\nfix = "none"\nverify = "denpex verify"\n'
+            f'[[signature]]\nanchor = "SyntheticFailure{k:05d}: "\n'
+            f'[[signature]]\nanchor = "synthetic_kernel_{k:05d} failed"\n'
+        )
+    return str(into)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="256M,1G")
+    parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "denpex-bench"))
+    parser.add_argument("--engines", default="hyperscan")
+    parser.add_argument("--patterns", action="store_true", help="also measure 30/300/3000 patterns")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    patterns = work / "patterns-rg.txt"  # Rust regex syntax takes the catalog's regexes as they are
+    patterns.write_text("\n".join(catalog_patterns(posix=False)) + "\n")
+    posix = work / "patterns-ere.txt"
+    posix.write_text("\n".join(catalog_patterns(posix=True)) + "\n")
+    ncores = len(os.sched_getaffinity(0))
+    print(f"# {len(catalog_patterns(False))} catalog patterns, {ncores} cores, python {sys.version.split()[0]}")
+    print(f"{'size':>6} {'tool':<34} {'seconds':>8} {'MB/s':>8} {'x rg':>6} {'peak RSS MB':>12}")
+    diagnoses = set()
+    per_size = []
+    for text in args.sizes.split(","):
+        size = parse_size(text)
+        log = work / f"multirank-{text}.log"
+        if not log.exists() or log.stat().st_size < size:
+            generate(str(log), size)
+        mb = log.stat().st_size / 1e6
+        rows = [
+            ("cat > /dev/null", ["sh", "-c", f"cat '{log}' > /dev/null"]),
+            ("rg -c -f catalog", ["rg", "-c", "-f", str(patterns), str(log)]),
+            ("grep -c -E -f catalog", ["grep", "-c", "-E", "-f", str(posix), str(log)]),
+        ]
+        for engine in args.engines.split(","):
+            rows.append((f"denpex {engine} 1 core", denpex_cmd(log, engine, 1)))
+            rows.append((f"denpex {engine} {ncores} cores", denpex_cmd(log, engine, ncores)))
+        rg_time = None
+        results = {}
+        for name, cmd in rows:
+            if shutil.which(cmd[0]) is None:
+                print(f"{text:>6} {name:<34} (not installed)")
+                continue
+            seconds, rss, out = run(cmd, repeat=args.repeat)
+            if name.startswith("rg"):
+                rg_time = seconds
+            if name.startswith("denpex"):
+                diagnoses.add(out.strip())
+            ratio = f"{rg_time / seconds:6.2f}" if rg_time else "     -"
+            results[name] = seconds
+            print(f"{text:>6} {name:<34} {seconds:8.2f} {mb / seconds:8.0f} {ratio} {rss / 1024:12.0f}")
+        per_size.append((mb, results))
+    print(f"# identical diagnosis across every denpex run: {len(diagnoses) == 1}")
+    if diagnoses:
+        print("# diagnosis:", json.loads(next(iter(diagnoses)))[1][:3])
+    if len(per_size) > 1:
+        for name in per_size[0][1]:
+            if name in per_size[-1][1]:
+                small, big = per_size[0], per_size[-1]
+                growth = (big[1][name] / small[1][name]) / (big[0] / small[0])
+                print(f"# time growth per size growth, {name}: {growth:.2f} (1.00 = linear)")
+    if args.patterns:
+        log = work / f"multirank-{args.sizes.split(',')[0]}.log"
+        mb = log.stat().st_size / 1e6
+        for n in (30, 300, 3000):
+            cat = synthetic_catalog(n, work / f"catalog-{n}")
+            seconds, rss, _ = run(denpex_cmd(log, args.engines.split(",")[0], 1, cat), repeat=args.repeat)
+            print(f"# {n:>5} entries: {seconds:6.2f} s  {mb / seconds:6.0f} MB/s  peak RSS {rss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
