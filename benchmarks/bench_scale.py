@@ -32,7 +32,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from benchmarks.genlog import generate, parse_size  # noqa: E402
 
-
 _META = set(".^$*+?()[]{}|\\")
 _CLASS = {"d": ("0-9", "[0-9]"), "s": ("[:space:]", "[[:space:]]"), "w": ("[:alnum:]_", "[[:alnum:]_]"),
           "S": (None, "[^[:space:]]"), "D": (None, "[^0-9]"), "W": (None, "[^[:alnum:]_]")}
