@@ -75,9 +75,12 @@ class Finding:
     reason: str = ""  # why this finding won, or how it relates to the root cause
     initiating_rank: int | None = None  # set when the initiating rank differs from the evidence line's rank
     rank_reason: str = ""  # which evidence decided the initiating rank
+    rank_unknown: bool = False  # the log cannot tell which rank started it (e.g. two ranks disagree)
 
     @property
     def rank(self) -> int | None:
+        if self.rank_unknown:
+            return None
         return self.initiating_rank if self.initiating_rank is not None else self.evidence.rank
 
 

@@ -85,7 +85,10 @@ class Collector:
             for hit in self.matcher.match(line):
                 self._add(hit.entry, hit, line, block, ring)
                 role = self._role_of(hit)
-                if is_exception and role not in (Role.CONTEXT, Role.WARNING):
+                # a wrapper that names its inner exception in line (`InductorError: RuntimeError: ...`)
+                # leaves that inner exception to be explained, by an entry or as an uncaught exception
+                names_inner = role is Role.WRAPPER and "inner" in hit.fields
+                if is_exception and role not in (Role.CONTEXT, Role.WARNING) and not names_inner:
                     self._claimed_lines.add(line.seq)
         if is_exception and not block.logged:  # type: ignore[union-attr]
             self.result.uncaught_blocks += 1

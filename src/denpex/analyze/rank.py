@@ -145,6 +145,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     else:
         verdict = Verdict.CLEAN
     if root is not None:
+        root = _odd_one_out(root, cands)
         _attribute_rank(root, cands, collection)
     findings = _dedupe([c.finding for c in cands])
     if root is not None and not any(f is root.finding for f in findings):
@@ -181,6 +182,39 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
 _AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
 
 
+def _odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
+    """Ranks that report what each of them ran (collective fingerprints): the one that differs started it.
+
+    With a majority (3+ ranks) the rank alone in its fingerprint is the culprit and its line becomes the
+    evidence; with two ranks that disagree nobody can tell, and the report says so.
+    """
+    if "fingerprint" not in root.finding.fields or root.entry is None:
+        return root
+    by_rank: dict[int, Candidate] = {}
+    for cand in cands:
+        rank = cand.finding.evidence.rank
+        if cand.entry is root.entry and "fingerprint" in cand.finding.fields and rank is not None:
+            by_rank.setdefault(rank, cand)
+    groups: dict[str, list[int]] = {}
+    for rank, cand in by_rank.items():
+        groups.setdefault(str(cand.finding.fields["fingerprint"]), []).append(rank)
+    if len(groups) < 2:
+        return root
+    alone = [ranks[0] for ranks in groups.values() if len(ranks) == 1]
+    majority = max(len(ranks) for ranks in groups.values())
+    if len(alone) == 1 and majority >= 2:
+        odd = by_rank[alone[0]]
+        odd.finding.reason = root.finding.reason
+        odd.finding.rank_reason = (
+            f"rank {alone[0]} is the only rank whose collective differs from the others' "
+            f"({len(by_rank) - 1} ranks agree)"
+        )
+        return odd
+    root.finding.rank_unknown = True
+    root.finding.rank_reason = f"{len(by_rank)} ranks disagree on the collective and none is alone: cannot tell which"
+    return root
+
+
 def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> None:
     """Name the initiating rank when the decisive line alone does not.
 
@@ -190,6 +224,8 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
     3. Last resort: torchrun's first observed failure (`failed (exitcode: N) local_rank: R`), a hint only.
     """
     finding = root.finding
+    if finding.rank_reason:  # already decided (odd one out)
+        return
     if finding.category == _TIMEOUT_CATEGORY and finding.role is Role.COLLATERAL:
         reporters = {
             c.finding.evidence.rank
