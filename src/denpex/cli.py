@@ -72,7 +72,7 @@ def diagnose(
         return
     from denpex.api import diagnose_sources
     from denpex.catalog import load
-    from denpex.ingest import resolve
+    from denpex.ingest import check_readable, resolve
 
     if example is not None:
         from denpex import examples
@@ -84,6 +84,8 @@ def diagnose(
                 f"no bundled example {example!r} (available: {', '.join(examples.names())})"
             ) from None
     sources = resolve(list(inputs))
+    for source in sources:  # bad input is reported before the catalog is loaded
+        check_readable(source)
     catalog = load()
     result = diagnose_sources(sources, context=context, catalog=catalog)
     report = build(result, catalog, command_hint)
