@@ -64,7 +64,6 @@ class Collector:
         self._entry_count: dict[str, int] = {}
         self.rank_tracker = RankTracker()
         self.result.ranks = self.rank_tracker.states
-        self._claimed_lines: set[int] = set()  # exception lines that a catalog entry explains
 
     # -- streaming -----------------------------------------------------------------------------
     def feed_all(self, lines: Iterable[Line]) -> Collection:
@@ -81,6 +80,7 @@ class Collector:
             self._extend_after(line)
         block, kind = self.tracker.feed(line)
         is_exception = kind is Kind.EXCEPTION and block is not None
+        claimed = False  # whether a catalog entry explains this exception line
         if kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             for hit in self.matcher.match(line):
                 self._add(hit.entry, hit, line, block, ring)
@@ -89,10 +89,11 @@ class Collector:
                 # leaves that inner exception to be explained, by an entry or as an uncaught exception
                 names_inner = role is Role.WRAPPER and "inner" in hit.fields
                 if is_exception and role not in (Role.CONTEXT, Role.WARNING) and not names_inner:
-                    self._claimed_lines.add(line.seq)
+                    claimed = True
         if is_exception and not block.logged:  # type: ignore[union-attr]
             self.result.uncaught_blocks += 1
-            self._maybe_generic(line, block, ring)  # type: ignore[arg-type]
+            if not claimed:
+                self._maybe_generic(line, block, ring)  # type: ignore[arg-type]
         self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)
 
@@ -135,8 +136,6 @@ class Collector:
 
     def _maybe_generic(self, line: Line, block: Block, ring: deque[Line]) -> None:
         """An uncaught exception that no catalog entry explains is still a cause: a user or internal error."""
-        if line.seq in self._claimed_lines:
-            return
         internal = (block.last_frame_path is not None and _INTERNAL_FRAME.search(block.last_frame_path)) or any(
             _COMPILER_CALL.search(frame) for frame in block.frames
         )
