@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from benchmarks.genlog import generate, parse_size  # noqa: E402
+from benchmarks.genlog import generate, generate_rank_dir, parse_size  # noqa: E402
 
 _META = set(".^$*+?()[]{}|\\")
 _CLASS = {"d": ("0-9", "[0-9]"), "s": ("[:space:]", "[[:space:]]"), "w": ("[:alnum:]_", "[[:alnum:]_]"),
@@ -139,6 +139,7 @@ def main() -> None:
     parser.add_argument("--engines", default="hyperscan")
     parser.add_argument("--patterns", action="store_true", help="also measure 30/300/3000 patterns")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rank-files", default="", help="also a torchrun --log-dir tree, e.g. 1024x2M")
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -189,6 +190,25 @@ def main() -> None:
                 small, big = per_size[0], per_size[-1]
                 growth = (big[1][name] / small[1][name]) / (big[0] / small[0])
                 print(f"# time growth per size growth, {name}: {growth:.2f} (1.00 = linear)")
+    if args.rank_files:
+        count, _, each = args.rank_files.partition("x")
+        tree = work / f"ranks-{args.rank_files}"
+        if not tree.exists():
+            generate_rank_dir(str(tree), ranks=int(count), per_rank=parse_size(each))
+        mb = sum(p.stat().st_size for p in tree.rglob("*.log")) / 1e6
+        rows = [("cat (all files) > /dev/null", ["sh", "-c", f"cat '{tree}'/attempt_0/*/stderr.log > /dev/null"]),
+                ("rg -c -f catalog (dir)", ["rg", "-c", "-f", str(patterns), str(tree)])]
+        for engine in args.engines.split(","):
+            rows.append((f"denpex {engine} 1 core (dir)", denpex_cmd(tree, engine, 1)))
+            rows.append((f"denpex {engine} {ncores} cores (dir)", denpex_cmd(tree, engine, ncores)))
+        found = set()
+        for name, cmd in rows:
+            seconds, rss, out = run(cmd, repeat=args.repeat)
+            if name.startswith("denpex"):
+                found.add(out.strip())
+            print(f"{args.rank_files:>6} {name:<34} {seconds:8.2f} {mb / seconds:8.0f} {'':>6} {rss / 1024:12.0f}")
+        print(f"# {count} rank files, {mb:.0f} MB: identical diagnosis across runs: {len(found) == 1}; "
+              f"{json.loads(next(iter(found)))[1][:3] if found else None}")
     if args.patterns:
         log = work / f"multirank-{args.sizes.split(',')[0]}.log"
         mb = log.stat().st_size / 1e6

@@ -159,3 +159,36 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def generate_rank_dir(root: str, ranks: int = 1024, per_rank: int = 2 << 20, seed: int = 1) -> int:
+    """A torchrun --log-dir tree (attempt_0/<rank>/stderr.log) with one failing rank, the rest timing out.
+
+    Per-rank files carry no `[rankN]:` prefix (the rank is in the path), as torchrun writes them.
+    """
+    import os
+    import tempfile
+
+    fail_rank = ranks // 3
+    with tempfile.TemporaryDirectory() as tmp:
+        seed_log = os.path.join(tmp, "seed.log")
+        generate(seed_log, min(per_rank * 2, BLOCK_BYTES), ranks=8, seed=seed)
+        with open(seed_log, encoding="utf-8") as handle:
+            healthy = [re.sub(r"^\[rank\d+\]:", "", line) for line in handle if "Watchdog" not in line]
+    healthy = healthy[: next(i for i, line in enumerate(healthy) if "Traceback" in line or "CUDACaching" in line)]
+    body = "".join(healthy)
+    body = body[: body.rfind("\n", 0, per_rank) + 1]
+    total = 0
+    for rank in range(ranks):
+        folder = os.path.join(root, "attempt_0", str(rank))
+        os.makedirs(folder, exist_ok=True)
+        if rank == fail_rank:
+            tail = [re.sub(r"^\[rank\{\w+\}\]:", "", line) for line in FAILURE]
+            end = "\n".join(t.format(fr=rank, fr8=rank % 8, cl=1013, **_clock(36000 + 120)) for t in tail) + "\n"
+        else:
+            end = re.sub(r"^\[rank\{\w+\}\]:", "", TIMEOUT).format(r=rank, seq=15734, **_clock(36000 + 720)) + "\n"
+        with open(os.path.join(folder, "stderr.log"), "w", encoding="utf-8") as out:
+            out.write(body)
+            out.write(end)
+        total += len(body) + len(end)
+    return total
