@@ -59,10 +59,12 @@ def cli() -> None:
 @click.option("--print-schema", is_flag=True, help="Print the JSON Schema of --format json and exit.")
 @click.option("--example", "example", is_flag=False, flag_value="torchrun-4-ranks-keyerror", default=None,
               help="Diagnose a real log bundled with Denpex (torchrun-4-ranks-keyerror, inductor-lowering-error).")
+@click.option("--doctor", "with_doctor", is_flag=True,
+              help="Also probe this machine (`denpex doctor`) and say when it confirms the root cause.")
 @_one_line_errors
 def diagnose(
     inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool,
-    example: str | None,
+    example: str | None, with_doctor: bool = False,
 ) -> None:
     """Diagnose log files, directories of per-rank logs, .gz/.zst/.bz2/.xz logs, or '-' (stdin)."""
     from denpex.report.json_schema import build, json_schema
@@ -88,6 +90,10 @@ def diagnose(
         check_readable(source)
     catalog = load()
     result = diagnose_sources(sources, context=context, catalog=catalog)
+    if with_doctor:
+        from denpex.doctor import fold, probe
+
+        fold(result, probe())
     report = build(result, catalog, command_hint)
     if fmt == "json":
         click.echo(report.model_dump_json(indent=2))
@@ -266,3 +272,14 @@ def main(argv: list[str] | None = None) -> None:
                    err=True)
         sys.exit(ExitCode.INTERNAL)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _register_control_commands() -> None:
+    """doctor, run, bisect, verify: thin wrappers defined in denpex.control.commands (imports only click)."""
+    from denpex.control.commands import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_register_control_commands()
