@@ -38,18 +38,8 @@ def _inputs() -> list[tuple[str, str]]:
 
 INPUTS = _inputs()
 
-# The three misdiagnoses: Denpex gets category and decisive line right but not the initiating rank.
+# The misdiagnosis: Denpex gets category and decisive line right but not the initiating rank.
 RANK_MISSES = {
-    ("gpu-multi-straggler", "log.txt"): (
-        "Denpex names rank 0 (the timed-out rank; rank_reason 'the decisive line is this rank's own output'). "
-        "Rank 1 is the straggler: rank 0 times out on WorkNCCL(SeqNum=7, ...) and rank 1, alive and error-free, "
-        "logs 'Received a dump signal due to a collective timeout from  rank 0 ... Last enqueued NCCL work: 6, "
-        "last completed NCCL work: 6', i.e. it never issued collective 7"
-    ),
-    ("gpu-multi-fr-straggler", "log.txt"): "as gpu-multi-straggler: Denpex names rank 0, the straggler is rank 1",
-    ("gpu-multi-fr-straggler", "ranks"): (
-        "as gpu-multi-straggler: Denpex names rank 0; ranks/rank1_stderr.log shows rank 1 never enqueued work 7"
-    ),
     ("gpu-multi-mismatch-size-detail", "log.txt"): (
         "Denpex says rank null ('2 ranks disagree on the collective and none is alone: cannot tell which'). "
         "Rank 1 is the odd one: both ranks print 'grad_numel 16679168' for steps 0-2 and rank 0's fingerprint at "
