@@ -180,6 +180,8 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
     lowest = [r for r, s in seqs.items() if s == low]
     return (lowest[0], low) if len(lowest) == 1 else None
 _AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
+# e.g. gloo aborts the *receiving* rank of a mismatched collective: its SIGABRT names the victim
+_VICTIM_EXITS = ("dist.collective_mismatch", "dist.collective_timeout", "dist.peer_or_store_failure")
 
 
 def _odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
@@ -251,13 +253,22 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
                 )
                 return
     if finding.evidence.rank is not None:
-        finding.rank_reason = "the decisive line is this rank's own output"
+        named = "rank" in finding.fields
+        finding.rank_reason = (
+            "named on the decisive line (e.g. torchrun's `local_rank: N`)" if named
+            else "the decisive line is this rank's own output"
+        )
         return
     near = list(root.ranks_before) + [ln.rank for ln in finding.context_after[:3]]
     near_ranks = {r for r in near if r is not None}
     if len(near_ranks) == 1 and len(near) >= 2:
         finding.initiating_rank = near_ranks.pop()
         finding.rank_reason = "the decisive line has no rank prefix; every line around it comes from this rank"
+        return
+    if finding.category in _VICTIM_EXITS:
+        # here the process that exits first is often the one that noticed, not the one that started it
+        finding.rank_unknown = True
+        finding.rank_reason = "no rank's own output shows the cause, and the first exit can be a victim's"
         return
     agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES and "rank" in c.finding.fields]
     if agent:
