@@ -20,14 +20,15 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 
-import denpex  # noqa: E402
+import denpex
+from tests.denpex_report import Report  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -53,41 +54,6 @@ class Run:
     text: str
     seconds: float
     cache_dir: Path
-
-
-@dataclass
-class Report:
-    """denpex's answer for one log: the CLI's JSON report, its exit code and the API's Diagnosis."""
-
-    rc: int
-    data: dict
-    api: object = field(repr=False)
-
-    @property
-    def verdict(self) -> str:
-        return self.data["verdict"]
-
-    @property
-    def root(self) -> dict:
-        return self.data["root_cause"] or {}
-
-    @property
-    def category(self) -> str | None:
-        return self.root.get("category")
-
-    @property
-    def evidence(self) -> str:
-        return (self.root.get("evidence") or {}).get("text", "")
-
-    def categories(self) -> set[str]:
-        return {f["category"] for f in self.data["findings"]}
-
-    def summary(self) -> str:
-        return (
-            f"verdict={self.verdict} rc={self.rc} root={self.root.get('id')} ({self.category}) "
-            f"evidence line {(self.root.get('evidence') or {}).get('line')}: {self.evidence!r}; "
-            f"findings={[(f['id'], f['category'], f['role']) for f in self.data['findings']]}"
-        )
 
 
 def _base_env(cache_dir: Path, extra: dict[str, str] | None) -> dict[str, str]:
@@ -200,7 +166,7 @@ def _ran(run: Run, *, ok: bool) -> None:
 def _assert_root(report: Report, *, verdict: str, category: str, evidence: str) -> None:
     assert report.verdict == verdict, report.summary()
     assert report.category == category, report.summary()
-    assert re.search(evidence, report.evidence), report.summary()
+    assert re.search(evidence, report.evidence_text), report.summary()
 
 
 def _assert_clean(report: Report, gone: str) -> None:

@@ -34,7 +34,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-import denpex  # noqa: E402
+import denpex
+from tests.denpex_report import Report  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -80,46 +81,6 @@ class Job:
     text: str
     seconds: float
     log_dir: Path | None = None
-
-
-@dataclass
-class Report:
-    """denpex's answer for one input: the CLI's JSON report, its exit code and the API's Diagnosis."""
-
-    rc: int
-    data: dict
-    api: object = field(repr=False)
-
-    @property
-    def verdict(self) -> str:
-        return self.data["verdict"]
-
-    @property
-    def root(self) -> dict:
-        return self.data["root_cause"] or {}
-
-    @property
-    def category(self) -> str | None:
-        return self.root.get("category")
-
-    @property
-    def rank(self) -> int | None:
-        return self.root.get("rank")
-
-    @property
-    def evidence(self) -> dict:
-        return self.root.get("evidence") or {}
-
-    def findings(self, finding_id: str | None = None) -> list[dict]:
-        return [f for f in self.data["findings"] if finding_id in (None, f["id"])]
-
-    def summary(self) -> str:
-        ev = self.evidence
-        return (
-            f"verdict={self.verdict} rc={self.rc} root={self.root.get('id')} ({self.category}) rank={self.rank} "
-            f"rank_reason={self.root.get('rank_reason')!r} evidence {ev.get('file')}:{ev.get('line')}: "
-            f"{ev.get('text')!r}; findings={[(f['id'], f['role'], f['rank'], f['ranks']) for f in self.findings()]}"
-        )
 
 
 def _env(extra: dict[str, str] | None) -> dict[str, str]:
@@ -312,7 +273,7 @@ def _assert_root(report: Report, *, category: str, rank: int | None, evidence: s
     assert report.category == category, report.summary()
     if rank is not None:
         assert report.rank == rank, report.summary()
-    assert re.search(evidence, report.evidence.get("text", "")), report.summary()
+    assert re.search(evidence, report.evidence_text), report.summary()
 
 
 def _assert_collateral_never_root(report: Report) -> None:
