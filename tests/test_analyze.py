@@ -62,7 +62,8 @@ def test_straggler_is_the_rank_missing_from_the_timeouts():
 
 def test_earlier_kernel_assertion_outranks_the_async_cuda_error():
     result = diagnose(REAL / "gh-pytorch-unet-258" / "log.txt")
-    assert result.root_cause.entry_id == "device-assert-kernel"
+    # the loss-target entry is the specific kernel-assertion entry for nll_loss's `t < n_classes` check
+    assert result.root_cause.entry_id == "loss-target-out-of-range"
     assert "Assertion `t >= 0 && t < n_classes` failed" in result.root_cause.evidence.text
 
 
