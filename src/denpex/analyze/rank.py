@@ -55,12 +55,12 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
     entry = cand.entry
     if entry is None or not entry.refinements:
         return
-    haystack_parts = [ln.text for ln in cand.finding.context_before]
-    if cand.block is not None:
-        haystack_parts.extend(cand.block.frames)
-    haystack_parts.extend(ln.text for ln in cand.finding.context_after)
+    before = [ln.text for ln in cand.finding.context_before]
+    frames = cand.block.frames if cand.block is not None else []
+    after = [ln.text for ln in cand.finding.context_after]
     for refinement in entry.refinements:
-        window = haystack_parts[-refinement.within :] if refinement.within else haystack_parts
+        # the traceback the finding belongs to, and `within` lines on each side of it
+        window = before[-refinement.within :] + frames + after[: refinement.within]
         if any(re.search(refinement.when, text) for text in window):
             target = catalog.get(refinement.entry)
             if target is None:
@@ -171,7 +171,8 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
     seqs: dict[int, int] = {}
     for c in cands:
         ev = c.finding.evidence
-        if c.finding.category == _TIMEOUT_CATEGORY and ev.rank is not None and "seq" in c.finding.fields:
+        if (c.finding.category == _TIMEOUT_CATEGORY and c.finding.role is Role.COLLATERAL and ev.rank is not None
+                and "seq" in c.finding.fields):
             seq = int(str(c.finding.fields["seq"]))
             seqs[ev.rank] = min(seq, seqs.get(ev.rank, seq))
     if len(set(seqs.values())) < 2:
@@ -232,7 +233,9 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
         reporters = {
             c.finding.evidence.rank
             for c in cands
-            if c.finding.category == _TIMEOUT_CATEGORY and c.finding.evidence.rank is not None
+            if c.finding.category == _TIMEOUT_CATEGORY
+            and c.finding.role is Role.COLLATERAL
+            and c.finding.evidence.rank is not None
         }
         if reporters:
             known = set(collection.ranks) | reporters

@@ -79,6 +79,10 @@ class TracebackTracker:
         # source echoed under a frame runs on (multi-line calls) until the next unindented line
         stream.after_frame = is_frame or echo
         if TRACEBACK_HEADER.match(stripped):
+            if stripped.startswith("Original") and stream.block is not None and stream.state != "idle":
+                # a DataLoader worker's traceback printed inside the main process's exception message:
+                # the same event, so the worker's own error competes with `Caught X in DataLoader worker`
+                stream.chain_pending = True
             return self._header(stream, line), Kind.HEADER
         if any(stripped.startswith(c) for c in _CHAIN):
             stream.chain_pending = True
