@@ -102,3 +102,20 @@ def test_dangling_sibling_is_rejected(tmp_path):
             load(str(tmp_path))
     finally:
         load.cache_clear()
+
+
+def test_generated_catalog_docs_are_current(tmp_path):
+    # docs/catalog is generated from the entry files (python -m denpex.catalog.docs docs/catalog)
+    from denpex.catalog.docs import write_docs
+
+    write_docs(tmp_path)
+    committed = REPO / "docs" / "catalog"
+    fresh = {p.name: p.read_text() for p in tmp_path.glob("*.md")}
+    current = {p.name: p.read_text() for p in committed.glob("*.md")}
+    stale = sorted(name for name in fresh.keys() | current.keys() if fresh.get(name) != current.get(name))
+    assert not stale, f"regenerate docs/catalog: {stale[:5]}"
+
+
+def test_every_entry_has_a_fixture():
+    missing = [e.id for e in CATALOG.entries if not e.fixtures and e.matched_by == "signature"]
+    assert not missing
