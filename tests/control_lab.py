@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,12 +77,37 @@ class Lab:
         self._warm: Path | None = None
         self._copies = 0
         self.timings: dict[str, float] = {}
-        self._warm_started = time.monotonic()
-        # the warm cache takes the longest (a compile from scratch): start it now, in the background, while
-        # the tests that do not need it run; warm_cache() waits for it
-        self._warm_log = open(root / "populate.log", "w+")  # noqa: SIM115 - closed in warm_cache()
-        self._warm_proc = subprocess.Popen([PY, str(self.small)], env=self.env(root / "warm_cache"), cwd=root,
-                                           stdout=self._warm_log, stderr=subprocess.STDOUT, text=True)
+        # The damaged-cache pipeline is the longest chain of compiles (fill a cache from scratch, damage a copy,
+        # bisect it: another compile from scratch). The first torch test starts it in the background so that it
+        # overlaps the other torch runs; warm_cache() and damaged_bisect() wait for their part of it.
+        self._warm_ready = threading.Event()
+        self._damaged: tuple[Path, Done] | None = None
+        self._error: BaseException | None = None
+        self._pipeline = threading.Thread(target=self._damaged_pipeline, daemon=True)
+
+    def start_background(self) -> None:
+        if not self._pipeline.is_alive() and self._pipeline.ident is None:
+            self._pipeline.start()
+
+    def join(self) -> None:
+        """Do not leave compiles running after the tests (a failed test may not have waited for them)."""
+        if self._pipeline.ident is not None:
+            self._pipeline.join(TIMEOUT)
+
+    def _damaged_pipeline(self) -> None:
+        try:
+            cache = self.root / "warm_cache"
+            done = self.python(self.small, self.env(cache), name="populate warm cache (background)")
+            assert done.rc == 0 and "ok" in done.out, done.err[-3000:]
+            self._warm = cache
+            self._warm_ready.set()
+            damaged = self.corrupt_cache()
+            bisect = self.denpex("bisect", "--format", "json", "--", PY, str(self.small), env=self.env(damaged),
+                                 name="bisect (damaged cache, background)")
+            self._damaged = (damaged, bisect)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test that needs it
+            self._error = exc
+            self._warm_ready.set()
 
     def env(self, cache: Path | None = None, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _SCRUB and not k.startswith(_SCRUB_PREFIXES)}
@@ -112,15 +138,19 @@ class Lab:
 
     def warm_cache(self) -> Path:
         """An Inductor cache filled by one successful compile of small.py (CXX unset: torch's g++)."""
+        self.start_background()
+        self._warm_ready.wait(TIMEOUT)
         if self._warm is None:
-            rc = self._warm_proc.wait(timeout=TIMEOUT)
-            self.timings["populate warm cache (background)"] = time.monotonic() - self._warm_started
-            self._warm_log.seek(0)
-            output = self._warm_log.read()
-            self._warm_log.close()
-            assert rc == 0 and "ok" in output, output[-3000:]
-            self._warm = self.root / "warm_cache"
+            raise AssertionError(f"filling the warm cache failed: {self._error!r}")
         return self._warm
+
+    def damaged_bisect(self) -> tuple[Path, Done]:
+        """`denpex bisect --format json` on small.py over a damaged copy of the warm cache (run in background)."""
+        self.start_background()
+        self._pipeline.join(TIMEOUT)
+        if self._damaged is None:
+            raise AssertionError(f"the damaged-cache pipeline failed: {self._error!r}")
+        return self._damaged
 
     def corrupt_cache(self) -> Path:
         """A new copy of the warm cache after garbage was written into its compiled artifacts: every cached

@@ -23,8 +23,10 @@ from tests import control_lab
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> control_lab.Lab:
-    return control_lab.lab(tmp_path_factory.getbasetemp())
+def lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> control_lab.Lab:
+    shared = control_lab.lab(tmp_path_factory.getbasetemp())
+    request.addfinalizer(shared.join)
+    return shared
 
 
 # -- usage --------------------------------------------------------------------------------------------------------
@@ -93,6 +95,7 @@ def test_run_flags_live_passes_the_exit_code_and_keeps_the_log(lab: control_lab.
 @pytest.fixture(scope="module")
 def cxx_bisect(lab: control_lab.Lab) -> dict:
     pytest.importorskip("torch")
+    lab.start_background()  # the damaged-cache scenario compiles meanwhile
     env = lab.env(lab.root / "cxx_cache", CXX="/nonexistent/g++")
     done = lab.denpex("bisect", "--format", "json", "--jobs", "2", "--", control_lab.PY, str(lab.small), env=env,
                       name="bisect (CXX, 2 at a time)")
@@ -118,34 +121,32 @@ def test_bisect_says_inductor_owns_a_missing_compiler(cxx_bisect: dict) -> None:
 
 @pytest.mark.torch
 def test_verify_fails_before_and_passes_after_fixing_cxx(lab: control_lab.Lab, cxx_bisect: dict) -> None:
-    old_log = next(c["log"] for c in cxx_bisect["controls"] if c["name"] == "baseline")
+    """Before the fix by catalog entry (its signatures are the "before"), after it by the old log."""
     broken = lab.env(lab.root / "cxx_cache", CXX="/nonexistent/g++")
-    before = lab.denpex("verify", "--format", "json", "--log", old_log, "--", control_lab.PY, str(lab.small),
-                        env=broken, name="verify (CXX still broken)")
+    before = lab.denpex("verify", "--format", "json", "--entry", "cxx-compiler-missing", "--", control_lab.PY,
+                        str(lab.small), env=broken, name="verify (CXX still broken)")
     data = before.json()
     assert before.rc == 1 and not data["verified"] and not data["signature_gone"], data
-    assert "InvalidCxxCompiler" in data["before"]["quotes"][0]
-    assert "InvalidCxxCompiler" in data["after"][0]
+    assert data["before"]["source"] == "entry" and any("InvalidCxxCompiler" in q for q in data["before"]["quotes"])
+    assert "InvalidCxxCompiler: No working C++ compiler" in data["after"][0]
+    assert data["command_exit_code"] != 0
+    old_log = next(c["log"] for c in cxx_bisect["controls"] if c["name"] == "baseline")
     fixed = lab.env(lab.warm_cache())  # CXX unset: torch uses g++ (the warm cache keeps this run short)
     after = lab.denpex("verify", "--format", "json", "--log", old_log, "--", control_lab.PY, str(lab.small),
                        env=fixed, name="verify (CXX fixed)")
     data = after.json()
     assert after.rc == 0 and data["verified"] and data["command_exit_code"] == 0, data
-    assert data["before"]["entry"] == "cxx-compiler-missing"
+    assert data["before"]["entry"] == "cxx-compiler-missing" and data["before"]["where"].startswith(old_log)
+    assert "InvalidCxxCompiler" in data["before"]["quotes"][0]
     assert data["after"][0].startswith("no cxx-compiler-missing finding")
-    entry = lab.denpex("verify", "--format", "json", "--quiet", "--entry", "cxx-compiler-missing", "--",
-                       control_lab.PY, str(lab.small), env=fixed)
-    assert entry.rc == 0 and entry.json()["before"]["quotes"], entry.out
 
 
 # -- a damaged Inductor cache -------------------------------------------------------------------------------------
 @pytest.mark.torch
 def test_fresh_cache_control_owns_a_damaged_cache_and_verify_passes_after_clearing(lab: control_lab.Lab) -> None:
     pytest.importorskip("torch")
-    cache = lab.corrupt_cache()
+    cache, done = lab.damaged_bisect()  # `denpex bisect --format json -- python small.py`, run in background
     env = lab.env(cache)
-    done = lab.denpex("bisect", "--format", "json", "--", control_lab.PY, str(lab.small), env=env,
-                      name="bisect (damaged cache)")
     data = done.json()
     controls = {c["name"]: c for c in data["controls"]}
     assert done.rc == 0 and data["owner"] == "cache", (data["summary"], done.err[-3000:])

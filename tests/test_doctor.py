@@ -26,8 +26,10 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> control_lab.Lab:
-    return control_lab.lab(tmp_path_factory.getbasetemp())
+def lab(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> control_lab.Lab:
+    shared = control_lab.lab(tmp_path_factory.getbasetemp())
+    request.addfinalizer(shared.join)
+    return shared
 
 
 def _doctor(lab: control_lab.Lab, env: dict[str, str], *extra: str) -> tuple[int, dict]:

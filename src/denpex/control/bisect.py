@@ -3,7 +3,8 @@
 Controls, each a fresh run of the unmodified command (logs under <runs dir>/<stamp>-bisect-<prog>/):
 
   baseline                     as written (the hook only observes)
-  fresh-cache                  new empty TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (deleted afterwards)
+  fresh-cache                  new empty TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (deleted afterwards),
+                               Inductor's remote caches off (TORCHINDUCTOR_*_REMOTE_CACHE=0)
   eager                        TORCHDYNAMO_DISABLE=1: torch.compile does nothing
   dynamo                       backend="eager": Dynamo traces, the graph runs as is
   aot_eager                    + AOTAutograd (joint graph, functionalization)
@@ -31,8 +32,11 @@ What this cannot do from outside the process (reported when it matters):
     launchers that reset the environment (some schedulers, containers started by the command);
   * split a layer further: which Inductor pass or lowering (use `python -m torch._inductor.compiler_bisector`)
     or which graph (the minifier, TORCHDYNAMO_REPRO_AFTER);
-  * make a flaky or non-deterministic failure reproduce, or isolate the precompiled-header dir that torch
-    keeps under the default cache dir even when TORCHINDUCTOR_CACHE_DIR is set.
+  * see or undo configuration the code sets in-process (torch._inductor.config.*, torch._dynamo.config.*,
+    e.g. cpp.cxx or suppress_errors): it applies in every control;
+  * make a flaky or non-deterministic failure reproduce (each control runs once), or isolate the
+    precompiled-header dir that torch keeps under the default cache dir even when TORCHINDUCTOR_CACHE_DIR is
+    set; each control reruns the whole command (bound it with --timeout).
 """
 
 from __future__ import annotations
@@ -66,8 +70,10 @@ class Control:
 
 
 BASELINE = Control("baseline", "the command as written", "as written")
-FRESH_CACHE = Control("fresh-cache", "new empty TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR", "cache",
-                      fresh_cache=True)
+_REMOTE_CACHES_OFF = tuple((f"TORCHINDUCTOR_{name}_REMOTE_CACHE", "0")
+                           for name in ("FX_GRAPH", "AUTOGRAD", "AUTOTUNE", "BUNDLED_AUTOTUNE"))
+FRESH_CACHE = Control("fresh-cache", "new empty TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR, remote caches off",
+                      "cache", env=_REMOTE_CACHES_OFF, fresh_cache=True)
 EAGER = Control("eager", "TORCHDYNAMO_DISABLE=1 (no compilation)", "eager", env=(("TORCHDYNAMO_DISABLE", "1"),))
 DYNAMO = Control("dynamo", 'torch.compile(backend="eager") (Dynamo only)', "dynamo", backend="eager")
 AOT_EAGER = Control("aot_eager", 'torch.compile(backend="aot_eager")', "aot_autograd", backend="aot_eager")
