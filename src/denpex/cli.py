@@ -4,37 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
 
 import click
 
 from denpex import __version__
+from denpex.command_errors import one_line_errors, quiet_stdout
 from denpex.errors import DenpexInputError, ExitCode
 
 EXIT_CODES_HELP = """Exit codes: 0 clean, 1 failure found, 2 bad usage or input, 3 warnings only,
 4 eval below its thresholds, 70 internal error."""
 
 
-def _one_line_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Bad input becomes one line on stderr and a documented exit code, never a traceback."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except DenpexInputError as exc:
-            click.echo(f"denpex: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("denpex: interrupted", err=True)
-            sys.exit(130)
-        except BrokenPipeError:
-            _quiet_stdout()
-            sys.exit(0)
-
-    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -61,7 +41,7 @@ def cli() -> None:
               help="Diagnose a real log bundled with Denpex (torchrun-4-ranks-keyerror, inductor-lowering-error).")
 @click.option("--doctor", "with_doctor", is_flag=True,
               help="Also probe this machine (`denpex doctor`) and say when it confirms the root cause.")
-@_one_line_errors
+@one_line_errors
 def diagnose(
     inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool,
     example: str | None, with_doctor: bool = False,
@@ -115,7 +95,7 @@ def diagnose(
 @cli.command()
 @click.argument("entry_id")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "markdown", "json"]), default="terminal")
-@_one_line_errors
+@one_line_errors
 def explain(entry_id: str, fmt: str) -> None:
     """Print a catalog entry: what it means, how to confirm, fix and verify it."""
     from denpex.catalog import load
@@ -143,7 +123,7 @@ def explain(entry_id: str, fmt: str) -> None:
 @cli.command(name="catalog")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of an entry file and exit.")
-@_one_line_errors
+@one_line_errors
 def catalog_cmd(fmt: str, schema: bool) -> None:
     """List the catalog's entries."""
     from denpex.catalog import load
@@ -174,7 +154,7 @@ def catalog_cmd(fmt: str, schema: bool) -> None:
 @click.option("--min-category", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")
 @click.option("--min-decisive", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")
 @click.option("--min-verdict", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")
-@_one_line_errors
+@one_line_errors
 def eval_cmd(
     roots: tuple[str, ...],
     fmt: str,
@@ -228,17 +208,6 @@ def _usage_line(exc: click.UsageError) -> str:
     return f"denpex: error: {message} (see `{where} --help`)"
 
 
-def _quiet_stdout() -> None:
-    """After a broken pipe, send what is left of stdout nowhere so that exit does not complain."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every failure ends in one line on stderr and a documented exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
@@ -258,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("denpex: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
-        _quiet_stdout()
+        quiet_stdout()
         sys.exit(0)
     except SystemExit:
         raise

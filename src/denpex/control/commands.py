@@ -9,12 +9,12 @@ import json
 import shlex
 import sys
 from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import click
 
+from denpex.command_errors import one_line_errors
 from denpex.errors import DenpexInputError, ExitCode
 
 # everything after `--` (or after the first word that is not an option) is the command, untouched
@@ -28,20 +28,6 @@ BISECT_EXIT = """Exit codes: 0 the owning layer was found; 1 inconclusive (a con
 VERIFY_EXIT = """Exit codes: 0 verified (the signature is gone and the command exited 0); 1 not verified;
 2 bad usage (no command, unknown entry, an old log without a failure)."""
 DOCTOR_EXIT = """Exit codes: 0 no problem found; 1 problems found; 3 only warnings; 2 bad usage."""
-
-
-def _errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Bad input is one line on stderr and exit 2, like every denpex command."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except DenpexInputError as exc:
-            click.echo(f"denpex: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-
-    return wrapper
 
 
 def _need_command(command: tuple[str, ...], name: str) -> list[str]:
@@ -82,7 +68,7 @@ def _flag_printer(console: Any) -> Callable[[Any], None]:
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None,
               help="Also write the final diagnosis as JSON (the schema of `denpex diagnose --format json`).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@_errors
+@one_line_errors
 def run_cmd(command: tuple[str, ...], log: str | None, backend: str | None, timeout: float | None, quiet: bool,
             report_json: str | None) -> None:
     """Run COMMAND unchanged, stream its output and a log, flag failures live, diagnose it at the end.
@@ -152,7 +138,7 @@ def run_cmd(command: tuple[str, ...], log: str | None, backend: str | None, time
               help="Where the controls' logs go (default: a <time>-bisect-<program> dir in the runs dir).")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@_errors
+@one_line_errors
 def bisect_cmd(command: tuple[str, ...], run_all: bool, timeout: float | None, verbose: bool, keep_caches: bool,
                jobs: int, directory: str | None, fmt: str) -> None:
     """Rerun a failing COMMAND under controls and say which layer owns the failure.
@@ -223,7 +209,7 @@ def bisect_cmd(command: tuple[str, ...], run_all: bool, timeout: float | None, v
 @click.option("--quiet", "-q", is_flag=True, help="Do not stream the command's output.")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@_errors
+@one_line_errors
 def verify_cmd(command: tuple[str, ...], entry_id: str | None, old_log: str | None, save_log: str | None,
                timeout: float | None, quiet: bool, fmt: str) -> None:
     """Rerun COMMAND after a fix: verified only if the failure's signature is gone and the command exits 0.
@@ -281,7 +267,7 @@ def verify_cmd(command: tuple[str, ...], entry_id: str | None, old_log: str | No
 @click.option("--no-import", is_flag=True, help="Do not import torch (skips the import check and the CUDA arch list).")
 @click.option("--deep", is_flag=True, help="Check every cache file (default: a few seconds per cache dir).")
 @click.option("--verbose", "-v", is_flag=True, help="Show the facts behind each check.")
-@_errors
+@one_line_errors
 def doctor_cmd(fmt: str, python: str | None, no_import: bool, deep: bool, verbose: bool) -> None:
     """Probe this machine for what torch.compile needs, offline: compilers, versions, GPU, caches, env vars.
 

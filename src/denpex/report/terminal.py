@@ -92,7 +92,8 @@ def _collateral(report: DiagnosisOut, console: Console) -> None:
         return
     console.print(Text("\nCollateral (echoes of the root cause)", style="bold"))
     for group in report.collateral:
-        console.print(Text.assemble(f"  • {group.summary}  ", (f"first at {group.first.file}:{group.first.line}", "dim")))
+        where = f"first at {group.first.file}:{group.first.line}"
+        console.print(Text.assemble(f"  • {group.summary}  ", (where, "dim")))
 
 
 def _ranks(report: DiagnosisOut, console: Console) -> None:
