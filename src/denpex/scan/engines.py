@@ -10,9 +10,12 @@ confirms each candidate line, so every engine gives the same findings. Three eng
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from denpex.catalog.loader import Catalog
 
@@ -121,6 +124,43 @@ class AhoCorasickEngine:
         return ScanResult(found, tracebacks, _ranks_in(data))
 
 
+def cache_dir() -> Path | None:
+    """Where compiled scanner databases are kept: $DENPEX_CACHE_DIR, else the user's cache dir."""
+    if os.environ.get("DENPEX_NO_CACHE"):
+        return None
+    root = os.environ.get("DENPEX_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "denpex"
+    )
+    return Path(root)
+
+
+def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int]) -> Any:
+    """Compiling ~10,000 patterns takes ~150 ms; loading the serialized database takes under 1 ms.
+
+    The cache key covers the patterns, their flags and the Hyperscan version, so a changed catalog or
+    library compiles anew. Any problem with the cache (read-only home, a damaged file) only costs the compile.
+    """
+    digest = hashlib.sha256(repr((hyperscan.__version__, expressions, flags)).encode()).hexdigest()[:32]
+    folder = cache_dir()
+    path = folder / f"hyperscan-{digest}.db" if folder else None
+    if path is not None and path.is_file():
+        try:
+            return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+        except Exception:  # a damaged or foreign file: compile instead
+            pass
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=flags)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(hyperscan.dumpb(db))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return db
+
+
 class HyperscanEngine:
     """One Hyperscan database: anchors as literals, plus the structural patterns."""
 
@@ -146,10 +186,7 @@ class HyperscanEngine:
             for form in (b"[rank%d]" % rank, b"[Rank %d]" % rank):
                 expressions.append(re.escape(form))
                 flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._db.compile(
-            expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=flags
-        )
+        self._db = _cached_database(hyperscan, expressions, flags)
         self._scratch = hyperscan.Scratch(self._db)
 
     def scan(self, data: bytes) -> ScanResult:

@@ -20,7 +20,7 @@ from denpex.scan.engines import CandidateEngine
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
-_READ = 16 << 20
+_READ = 4 << 20  # as api.FAST_CHUNK_BYTES: scanned, then counted while still in cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
 _FORWARD_READ = 4 << 20  # past a range: room for the lines after a candidate near its end
 
