@@ -12,7 +12,7 @@ written or read), and times, end to end as separate processes:
 and reports MB/s, ratios to ripgrep, peak RSS, and whether every Denpex run found the same diagnosis.
 `--patterns` adds a scaling run with synthetic catalogs of 30, 300 and 3,000 entries.
 
-    python benchmarks/bench_scale.py --sizes 256M,1G [--patterns] [--engines hyperscan,aho-corasick]
+    python benchmarks/bench_scale.py --sizes 256M,1G [--patterns] [--engines hyperscan,re2]
 """
 
 from __future__ import annotations

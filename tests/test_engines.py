@@ -16,7 +16,7 @@ CASES = find_cases([str(CORPUS)])
 
 def _engines() -> list[str]:
     names = ["python"]
-    for module, name in (("hyperscan", "hyperscan"), ("ahocorasick", "aho-corasick")):
+    for module, name in (("hyperscan", "hyperscan"), ("re2", "re2")):
         try:
             __import__(module)
         except ImportError:
@@ -90,3 +90,20 @@ def test_big_log_split_across_processes_matches_one_process(tmp_path):
     assert one.root_cause.entry_id == "cuda-oom" and one.root_cause.rank == 5
     assert {g.entry_id for g in one.collateral} == {"nccl-watchdog-timeout"}
     assert one.lines_read == sum(1 for _ in log.open("rb"))
+
+
+def test_compiled_scanner_cache_survives_damage(tmp_path, monkeypatch):
+    # the Hyperscan database is cached on disk; a damaged cache file only costs a recompile
+    pytest.importorskip("hyperscan")
+    from denpex.catalog import load
+    from denpex.scan import engines
+
+    monkeypatch.setenv("DENPEX_CACHE_DIR", str(tmp_path))
+    catalog = load()
+    first = engines.HyperscanEngine(catalog)
+    cached = list(tmp_path.glob("hyperscan-*.db"))
+    assert len(cached) == 1
+    cached[0].write_bytes(b"not a database")
+    again = engines.HyperscanEngine(catalog)
+    log = (CORPUS / "generated" / "gen-dist-rank2-keyerror" / "log.txt").read_bytes()
+    assert again.scan(log).candidates == first.scan(log).candidates

@@ -21,7 +21,7 @@ FAST_PATH_BYTES = 1 << 20
 _COMPRESSION_RATIO = 8
 FAST_CHUNK_BYTES = 4 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 PARALLEL_FILE_BYTES = 64 << 20  # one plain file at least this big is split across cores
-ENGINES = ("auto", "lines", "hyperscan", "aho-corasick", "python")
+ENGINES = ("auto", "lines", "hyperscan", "re2", "python")
 
 
 def _sources(paths_or_text: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Source]:
@@ -128,7 +128,7 @@ def diagnose_sources(
 ) -> Diagnosis:
     """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early).
 
-    engine: "lines" runs every line through the matcher; "hyperscan", "aho-corasick" or "python" scan
+    engine: "lines" runs every line through the matcher; "hyperscan", "re2" or "python" scan
     big buffers for candidates first; "auto" picks the fast path for inputs over FAST_PATH_BYTES.
     workers: processes for the fast path (default: every core); 1 keeps everything in this process.
     """
