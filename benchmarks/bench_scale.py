@@ -150,7 +150,6 @@ def main() -> None:
     ncores = len(os.sched_getaffinity(0))
     print(f"# {len(catalog_patterns(False))} catalog patterns, {ncores} cores, python {sys.version.split()[0]}")
     print(f"{'size':>6} {'tool':<34} {'seconds':>8} {'MB/s':>8} {'x rg':>6} {'peak RSS MB':>12}")
-    diagnoses = set()
     per_size = []
     for text in args.sizes.split(","):
         size = parse_size(text)
@@ -168,6 +167,7 @@ def main() -> None:
             rows.append((f"denpex {engine} {ncores} cores", denpex_cmd(log, engine, ncores)))
         rg_time = None
         results = {}
+        diagnoses = set()
         for name, cmd in rows:
             if shutil.which(cmd[0]) is None:
                 print(f"{text:>6} {name:<34} (not installed)")
@@ -181,9 +181,8 @@ def main() -> None:
             results[name] = seconds
             print(f"{text:>6} {name:<34} {seconds:8.2f} {mb / seconds:8.0f} {ratio} {rss / 1024:12.0f}")
         per_size.append((mb, results))
-    print(f"# identical diagnosis across every denpex run: {len(diagnoses) == 1}")
-    if diagnoses:
-        print("# diagnosis:", json.loads(next(iter(diagnoses)))[1][:3])
+        print(f"# {text}: identical diagnosis across every denpex run: {len(diagnoses) == 1}; "
+              f"{json.loads(next(iter(diagnoses)))[1][:3] if diagnoses else None}")
     if len(per_size) > 1:
         for name in per_size[0][1]:
             if name in per_size[-1][1]:
