@@ -183,7 +183,7 @@ def generate_rank_dir(root: str, ranks: int = 1024, per_rank: int = 2 << 20, see
         folder = os.path.join(root, "attempt_0", str(rank))
         os.makedirs(folder, exist_ok=True)
         if rank == fail_rank:
-            tail = [re.sub(r"^\[rank\{\w+\}\]:", "", line) for line in FAILURE]
+            tail = [re.sub(r"^\[rank\{\w+\}\]: ?", "", line) for line in FAILURE]
             end = "\n".join(t.format(fr=rank, fr8=rank % 8, cl=1013, **_clock(36000 + 120)) for t in tail) + "\n"
         else:
             end = re.sub(r"^\[rank\{\w+\}\]:", "", TIMEOUT).format(r=rank, seq=15734, **_clock(36000 + 720)) + "\n"

@@ -107,11 +107,20 @@ def _fast_feed(sources: list[Source], collector: Collector, engine_name: str, co
             raws = region.data.split(b"\n")
             if raws and raws[-1] == b"":
                 raws.pop()
+            hits = iter(region.hits)  # sorted end offsets: only lines holding one can hit the catalog
+            hit = next(hits, None)
+            line_start = region.start
             for i, raw in enumerate(raws):
+                line_end = line_start + len(raw)  # offset of its newline
+                candidate = False
+                while hit is not None and hit <= line_end:
+                    candidate = candidate or hit > line_start
+                    hit = next(hits, None)
                 number = region.first_line + i
                 line = build_line(raw, source.name, number, base + number, source.rank_hint, year)
                 year = line.year
-                collector.feed(line)
+                collector.feed(line, match=candidate)
+                line_start = line_end + 1
         for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
             collector.result.ranks.setdefault(rank, RankState(rank=rank))
         base += scan.lines_total

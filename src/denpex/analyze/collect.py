@@ -71,7 +71,8 @@ class Collector:
             self.feed(line)
         return self.finish()
 
-    def feed(self, line: Line) -> None:
+    def feed(self, line: Line, match: bool = True) -> None:
+        """match=False: the caller's scanner found no catalog anchor in this line (fast path)."""
         self.result.lines_read += 1
         ring = self._rings.get(line.file)
         if ring is None:
@@ -81,7 +82,7 @@ class Collector:
         block, kind = self.tracker.feed(line)
         is_exception = kind is Kind.EXCEPTION and block is not None
         claimed = False  # whether a catalog entry explains this exception line
-        if kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
+        if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             for hit in self.matcher.match(line):
                 self._add(hit.entry, hit, line, block, ring)
                 role = self._role_of(hit)

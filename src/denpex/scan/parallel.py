@@ -94,9 +94,12 @@ def _merge(regions: list[Region]) -> list[Region]:
     for region in sorted(regions, key=lambda r: r.start):
         if merged and region.start <= merged[-1].end:
             last = merged[-1]
+            hits = sorted(set(last.hits) | set(region.hits))
             if region.end > last.end:
                 tail = region.data[last.end - region.start :]
-                merged[-1] = Region(last.start, region.end, last.first_line, last.data + tail)
+                merged[-1] = Region(last.start, region.end, last.first_line, last.data + tail, hits)
+            else:
+                merged[-1] = Region(last.start, last.end, last.first_line, last.data, hits)
             continue
         merged.append(region)
     return merged
@@ -129,8 +132,9 @@ def scan_file(path: str, engine: CandidateEngine, before: int, after: int, worke
     for res in results:
         base = lines_before_own - res.newlines_before_own  # newlines before read_start
         for region in res.regions:
-            regions.append(Region(region.start + res.read_start, region.end + res.read_start,
-                                  region.first_line + base, region.data))
+            shift = res.read_start
+            regions.append(Region(region.start + shift, region.end + shift, region.first_line + base,
+                                  region.data, [h + shift for h in region.hits]))
         lines_before_own += res.newlines_own
         ranks |= res.ranks
         candidates += res.candidates

@@ -28,6 +28,7 @@ class Region:
     end: int  # absolute byte offset just past the last line's newline
     first_line: int  # 1-based number of the first line
     data: bytes
+    hits: list[int] = field(default_factory=list)  # candidate end offsets (absolute) inside the region
 
 
 @dataclass
@@ -198,10 +199,11 @@ class RegionFinder:
                     nxt = data_end
                 end = max(end, nxt)
                 taken += 1
+            hits = self._pending[:taken]
             del self._pending[:taken]
             self._emitted = end
             self.stats.regions += 1
-            yield Region(start, end, self._lines_before(start) + 1, self._slice(start, end))
+            yield Region(start, end, self._lines_before(start) + 1, self._slice(start, end), hits)
 
     def _traceback_before(self, offset: int) -> int | None:
         i = bisect.bisect_right(self._tracebacks, offset) - 1
