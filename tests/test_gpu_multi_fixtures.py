@@ -39,13 +39,8 @@ def _inputs() -> list[tuple[str, str]]:
 INPUTS = _inputs()
 
 # The misdiagnosis: Denpex gets category and decisive line right but not the initiating rank.
-RANK_MISSES = {
-    ("gpu-multi-mismatch-size-detail", "log.txt"): (
-        "Denpex says rank null ('2 ranks disagree on the collective and none is alone: cannot tell which'). "
-        "Rank 1 is the odd one: both ranks print 'grad_numel 16679168' for steps 0-2 and rank 0's fingerprint at "
-        "SequenceNumber=6 is TensorShape=[16679168], rank 1's TensorShape=[8487168]"
-    ),
-}
+# (case, input) -> why Denpex misses the initiating rank there; empty while it names every labelled rank
+RANK_MISSES: dict[tuple[str, str], str] = {}
 
 
 def _paths(case: str, which: str) -> list[Path]:
@@ -109,7 +104,12 @@ RANK_PARAMS = [
 def test_initiating_rank(case, which):
     root = _diagnosis(case, which).root_cause
     assert root is not None
-    assert root.rank == LABELS[case]["initiating_rank"], (root.rank, root.rank_reason, root.evidence.text)
+    wanted = LABELS[case]["initiating_rank"]
+    if wanted is None:
+        # the log cannot tell which rank started it: Denpex may only offer torchrun's hint, flagged as such
+        assert root.rank is None or "low confidence" in root.rank_reason, (root.rank, root.rank_reason)
+    else:
+        assert root.rank == wanted, (root.rank, root.rank_reason, root.evidence.text)
 
 
 @pytest.mark.parametrize(("case", "which"), RANKED, ids=_ids(RANKED))

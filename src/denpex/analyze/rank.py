@@ -181,7 +181,7 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
     lowest = [r for r, s in seqs.items() if s == low]
     return (lowest[0], low) if len(lowest) == 1 else None
 _AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
-# e.g. gloo aborts the *receiving* rank of a mismatched collective: its SIGABRT names the victim
+# e.g. gloo aborts the *receiving* rank of a mismatched collective: its SIGABRT may name the victim
 _VICTIM_EXITS = ("dist.collective_mismatch", "dist.collective_timeout", "dist.peer_or_store_failure")
 
 
@@ -227,6 +227,9 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
     3. Last resort: torchrun's first observed failure (`failed (exitcode: N) local_rank: R`), a hint only.
     """
     finding = root.finding
+    if finding.rank_unknown:  # ranks disagree and none is alone: only torchrun's hint is left
+        _agent_hint(finding, cands, prefix=finding.rank_reason + "; ")
+        return
     if finding.rank_reason:  # already decided (odd one out)
         return
     if finding.category == _TIMEOUT_CATEGORY and finding.role is Role.COLLATERAL:
@@ -268,18 +271,24 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
         finding.initiating_rank = near_ranks.pop()
         finding.rank_reason = "the decisive line has no rank prefix; every line around it comes from this rank"
         return
-    if finding.category in _VICTIM_EXITS:
-        # here the process that exits first is often the one that noticed, not the one that started it
-        finding.rank_unknown = True
-        finding.rank_reason = "no rank's own output shows the cause, and the first exit can be a victim's"
-        return
+    _agent_hint(finding, cands)
+
+
+def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:
+    """torchrun's first observed failure, when nothing better exists: a hint, and the report says so."""
     agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES and "rank" in c.finding.fields]
-    if agent:
-        first = min(agent, key=lambda c: c.finding.evidence.seq)
-        finding.initiating_rank = first.finding.evidence.rank
-        finding.rank_reason = (
-            "from torchrun's first observed failure (a hint: the agent reports the first exit it saw)"
-        )
+    if not agent:
+        return
+    first = min(agent, key=lambda c: c.finding.evidence.seq)
+    finding.initiating_rank = first.finding.evidence.rank
+    finding.rank_unknown = False
+    caveat = (
+        " — low confidence: in a collective the first to exit can be the rank that noticed, not the one that"
+        " started it" if finding.category in _VICTIM_EXITS else ""
+    )
+    finding.rank_reason = (
+        prefix + "from torchrun's first observed failure (a hint: the agent reports the first exit it saw)" + caveat
+    )
 
 
 _GROUP_FIELDS = ("op", "seq", "timeout_ms", "signal", "exitcode")
