@@ -114,3 +114,22 @@ def test_pasted_text_gives_the_same_answer_as_the_file():
     assert (from_text.entry_id, from_text.evidence.text, from_text.evidence.line) == (
         from_file.entry_id, from_file.evidence.text, from_file.evidence.line)
     assert from_text.evidence.file == "<text>"
+
+
+def test_rank_progress_is_read_from_step_lines():
+    # every rank logs `step N`: the tracker keeps each rank's last step (used when all ranks time out)
+    result = diagnose(GEN / "gen-dist-rank3-straggler" / "log.txt")
+    assert {r: s.last_step for r, s in result.ranks.items() if r in (0, 1, 2, 3)} == {0: 2, 1: 2, 2: 2, 3: 2}
+
+
+def test_the_rank_behind_in_steps_is_the_straggler():
+    from denpex.analyze.collect import Collection
+    from denpex.analyze.rank import _behind_in_steps
+    from denpex.model import RankState
+
+    ranks = {r: RankState(rank=r, last_step=step) for r, step in {0: 41, 1: 41, 2: 37, 3: 41}.items()}
+    collection = Collection(ranks=ranks)
+    assert _behind_in_steps(collection, reporters={0, 1, 2, 3}) == (2, 37, 41)  # it timed out too, later
+    assert _behind_in_steps(collection, reporters=set()) is None  # no timeout: nothing waited for it
+    ranks[1].last_step = 30  # two ranks behind: no single straggler
+    assert _behind_in_steps(collection, reporters={0, 3}) is None

@@ -95,6 +95,7 @@ class RankState:
     first_warning: Evidence | None = None
     first_error: Evidence | None = None
     exit_code: int | None = None
+    last_step: int | None = None  # the highest training step this rank logged ("step 12", "step=12")
 
 
 @dataclass(slots=True)

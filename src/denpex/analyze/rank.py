@@ -166,6 +166,18 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
 _TIMEOUT_CATEGORY = "dist.collective_timeout"
 
 
+def _behind_in_steps(collection: Collection, reporters: set[int | None]) -> tuple[int, int, int] | None:
+    """The single rank whose last logged training step is behind all the others (which agree)."""
+    steps = {r: st.last_step for r, st in collection.ranks.items() if st.last_step is not None}
+    if len(steps) < 3 or not any(r in steps for r in reporters):
+        return None
+    reached = max(steps.values())
+    behind = [r for r, step in steps.items() if step < reached]
+    if len(behind) != 1:
+        return None
+    return behind[0], steps[behind[0]], reached
+
+
 def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
     """The single rank whose timed-out collective has the lowest SeqNum, when ranks disagree."""
     seqs: dict[int, int] = {}
@@ -248,6 +260,14 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
                 finding.rank_reason = (
                     f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
                     f"{_span(sorted(reporters))}: the others waited for it"
+                )
+                return
+            slow = _behind_in_steps(collection, reporters)
+            if slow is not None:
+                finding.initiating_rank, step, others = slow
+                finding.rank_reason = (
+                    f"rank {slow[0]} never logged a step past {step} while the ranks that timed out reached "
+                    f"{others}: it fell behind"
                 )
                 return
             behind = _lowest_seq(cands)

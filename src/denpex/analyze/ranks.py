@@ -14,6 +14,7 @@ _AGENT_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?
 _SUMMARY_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: \d+\)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
 _SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
+_STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b[\s=:#]*(?P<step>\d+)", re.IGNORECASE)
 
 
 def _is_progress(line: Line) -> bool:
@@ -51,6 +52,11 @@ class RankTracker:
                     state.first_warning = ev
             if state.first_line is None:
                 state.first_line = ev
+            if line.level is not None and ("tep" in line.body or "ter" in line.body):
+                found = _STEP.search(line.body)
+                if found:
+                    step = int(found.group("step"))
+                    state.last_step = step if state.last_step is None else max(state.last_step, step)
         self._exit_codes(line)
 
     def _exit_codes(self, line: Line) -> None:
