@@ -133,3 +133,21 @@ def test_the_rank_behind_in_steps_is_the_straggler():
     assert _behind_in_steps(collection, reporters=set()) is None  # no timeout: nothing waited for it
     ranks[1].last_step = 30  # two ranks behind: no single straggler
     assert _behind_in_steps(collection, reporters={0, 3}) is None
+
+
+def test_skewed_clock_is_reported_not_trusted(tmp_path):
+    # the real console log of a 4-rank job, with rank 2's host clock set 30 s fast (a skewed node)
+    import re
+
+    def later(match):
+        h, m, sec = (int(x) for x in match.group(1).split(":"))
+        total = h * 3600 + m * 60 + sec + 30
+        return f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d},{match.group(2)} [rank2]"
+
+    original = GEN / "gen-dist-rank2-keyerror" / "log.txt"
+    skewed = tmp_path / "console.log"
+    skewed.write_text(re.sub(r"(\d\d:\d\d:\d\d),(\d{3}) \[rank2\]", later, original.read_text()))
+    result = diagnose(skewed)
+    assert result.root_cause.rank == 2 and "KeyError" in result.root_cause.evidence.text
+    assert any("clocks may disagree" in note for note in result.notes), result.notes
+    assert not any("clocks" in note for note in diagnose(original).notes)

@@ -147,6 +147,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     if root is not None:
         root = _odd_one_out(root, cands)
         _attribute_rank(root, cands, collection)
+        notes.extend(_clock_doubts(root, cands))
     findings = _dedupe([c.finding for c in cands])
     if root is not None and not any(f is root.finding for f in findings):
         findings = [root.finding] + [f for f in findings if (f.entry_id, f.evidence.rank, f.role)
@@ -195,6 +196,33 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
 _AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
 # e.g. gloo aborts the *receiving* rank of a mismatched collective: its SIGABRT may name the victim
 _VICTIM_EXITS = ("dist.collective_mismatch", "dist.collective_timeout", "dist.peer_or_store_failure")
+
+
+_CLOCK_SLACK = 1.0  # seconds an echo may appear stamped before its cause without raising doubt
+
+
+def _clock_doubts(root: Candidate, cands: list[Candidate]) -> list[str]:
+    """An echo stamped well before its cause on another rank means the clocks disagree: say so."""
+    when = root.finding.evidence.timestamp
+    if when is None or root.finding.evidence.rank is None or "rank" in root.finding.fields:
+        return []  # only the ranks' own lines carry their own clocks (not the agent's reports about them)
+    early = [
+        c.finding.evidence
+        for c in cands
+        if c.finding.role is Role.COLLATERAL
+        and c.finding.evidence.timestamp is not None
+        and c.finding.evidence.rank is not None
+        and c.finding.evidence.rank != root.finding.evidence.rank
+        and c.finding.evidence.timestamp < when - _CLOCK_SLACK
+    ]
+    if not early:
+        return []
+    first = min(early, key=lambda ev: ev.timestamp or 0.0)
+    lead = when - (first.timestamp or 0.0)
+    return [
+        f"clocks may disagree: an echo on rank {first.rank} ({first.file}:{first.line}) is stamped {lead:.1f} s "
+        "before the cause it answers; the order of events across ranks was taken from the causal roles"
+    ]
 
 
 def _odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
