@@ -1,0 +1,270 @@
+"""Issue 4: where a catalog entry's fix can be run here (CPU), apply it and show the signature gone.
+
+Each case runs the REAL generator script of the entry's fixture (tests/fixtures/catalog/<script>) and
+asserts that denpex names the entry; then it runs the SAME script with the fix that the entry's `fix`
+text describes applied (a few exact text replacements, or a different launch where the fix is the
+launch) through `denpex verify --entry <id> -- <command>`, which must exit 0: the signature is gone and
+the command passed. The saved rerun log is diagnosed again to be sure the entry's finding is absent.
+
+The scripts run from a neutral job directory (`train.py`), with torch's compile/log variables scrubbed
+and a fresh TORCHINDUCTOR_CACHE_DIR, as tests/fixtures/catalog/capture.py does. The committed .log
+fixtures are not touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+import denpex  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures" / "catalog"
+BIN = Path(sys.executable).parent
+PYTHON = sys.executable
+TORCHRUN = str(BIN / "torchrun")
+DENPEX = str(BIN / "denpex")
+RUN_TIMEOUT = 240
+WORKERS = 4
+
+_SCRUB = ("CXX", "CC", "TORCH_LOGS", "TORCH_COMPILE_DEBUG", "PYTHONWARNINGS")
+_SCRUB_PREFIXES = ("TORCHDYNAMO_", "TORCHINDUCTOR_", "TORCH_COMPILE_", "MASTER_", "RANK", "WORLD_SIZE")
+
+
+@dataclass(frozen=True)
+class Case:
+    entry: str
+    script: str  # generator script under tests/fixtures/catalog
+    fix: tuple[tuple[str, str], ...] = ()  # (old, new): the entry's fix, applied to the script's text
+    launch: str = "python"  # python | torchrun | bash
+    fixed_launch: str | None = None  # when the fix is the launch itself
+    nproc: int = 2
+    name: str = ""  # test id when one entry has several cases
+    # A known gap: the fix removes the entry's signature but the program still fails with this message.
+    still_fails_with: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.name or self.entry
+
+
+CASES = [
+    # --- user.code_error -------------------------------------------------------------------------
+    Case("dtype-mismatch", "dtype-mismatch.py",
+         (("torch.tensor(rows, dtype=torch.float64)", "torch.tensor(rows, dtype=torch.float64).float()"),)),
+    Case("dtype-mismatch", "loss-target-dtype.py",
+         (("torch.randint(0, 3, (64,)).float()", "torch.randint(0, 3, (64,)).float().long()"),),
+         name="dtype-mismatch-loss-target"),
+    Case("matmul-shape-mismatch", "matmul-shape-mismatch.py",
+         (("nn.Linear(32 * 8 * 8, num_classes)", "nn.Linear(32 * 7 * 7, num_classes)"),)),
+    Case("backward-no-grad", "backward-no-grad.py",
+         (("for p in model.parameters():\n    p.requires_grad = False",
+           "for p in model[:-1].parameters():\n    p.requires_grad = False"),)),
+    Case("backward-graph-freed", "backward-graph-freed.py",
+         (("rnn(emb(inp), hidden)", "rnn(emb(inp), hidden.detach())"),)),
+    Case("inplace-modified-for-grad", "inplace-modified-for-grad.py",
+         (("g *= mask", "g = g * mask"),)),
+    Case("state-dict-key-mismatch", "state-dict-key-mismatch.py",
+         (('model.load_state_dict(state["model"])',
+           'model.load_state_dict({k.removeprefix("module."): v for k, v in state["model"].items()})'),)),
+    Case("python-json-decode-error", "python-json-decode-error.py",
+         (("""'{"shards": ["shard-00000.tar", "shard-00001.t')""",
+           """'{"shards": ["shard-00000.tar", "shard-00001.tar"]}')"""),)),
+    Case("python-syntax-error", "python-syntax-error-train.py",
+         (("def train_step(model, batch)\n", "def train_step(model, batch):\n"),)),
+    # --- distributed, gloo on CPU ----------------------------------------------------------------
+    Case("ddp-unused-parameters", "ddp-unused-parameters.py",
+         (("model = DDP(Net())", "model = DDP(Net(), find_unused_parameters=True)"),), launch="torchrun"),
+    Case("ddp-model-mismatch", "ddp-model-mismatch.py",
+         (("depth = 2 if rank == 0 else 3", "depth = 2"),), launch="torchrun"),
+    Case("ddp-reentrant-checkpoint", "ddp-reentrant-checkpoint.py",
+         (("use_reentrant=True", "use_reentrant=False"),), launch="torchrun"),
+    Case("default-pg-not-initialized", "default-pg-not-initialized.py", fixed_launch="torchrun", nproc=1),
+    Case("store-address-in-use", "train_ddp_toy.py", launch="torchrun-busy-port", fixed_launch="torchrun"),
+    Case("monitored-barrier-timeout", "monitored-barrier-timeout.py",
+         (("time.sleep(30)", "time.sleep(0.1)"),), launch="torchrun"),
+    # --- compile (Dynamo / Inductor on CPU) ------------------------------------------------------
+    Case("dynamo-generator-function", "dynamo-generator-function.py", ((
+        """@torch.compile(fullgraph=True)
+def stream(h, steps: int):
+    x = torch.zeros_like(h)
+    for _ in range(steps):
+        h = cell(x, h)
+        x = torch.tanh(head(h))
+        yield x
+""",
+        """@torch.compile(fullgraph=True)
+def step(x, h):
+    h = cell(x, h)
+    return torch.tanh(head(h)), h
+
+
+def stream(h, steps: int):
+    x = torch.zeros_like(h)
+    for _ in range(steps):
+        x, h = step(x, h)
+        yield x
+"""),)),
+    Case("dynamo-unsupported-context-manager", "dynamo-unsupported-context-manager.py", (
+        ("        with self.lock:\n            self.running", "        self.running"),
+        ("        out = cmodel(torch.randn(16, 32))",
+         "        with model.lock:\n            out = cmodel(torch.randn(16, 32))"),
+    )),
+    Case("dynamo-disabled-function-fullgraph", "dynamo-disabled-function-fullgraph.py",
+         (("cmodel = torch.compile(model, fullgraph=True)", "cmodel = torch.compile(model)"),)),
+    Case("graph-break-one-hot-num-classes", "graph-break-one-hot-num-classes.py",
+         (("F.one_hot(labels).float()", "F.one_hot(labels, num_classes=logits.shape[-1]).float()"),)),
+    Case("custom-op-missing-fake-impl", "custom-op-missing-fake-impl.py",
+         (("\n\nclass Block(", "\n\n@fused_rmsnorm.register_fake\ndef _(x, weight, eps):\n"
+                               "    return torch.empty_like(x)\n\n\nclass Block("),)),
+    Case("recompile-forbidden", "recompile-forbidden.py",
+         (("cmodel = torch.compile(model)", "cmodel = torch.compile(model, dynamic=True)"),)),
+    # The fix's options do not rescue this program (a WGAN-GP penalty: autograd.grad with create_graph=True):
+    # dropping fullgraph=True (below) or compiling only the critic both end in "does not currently support
+    # double backward"; trace_autograd_ops=True gives another Unsupported (gb7324). Kept to show the gap.
+    Case("dynamo-autograd-call-in-graph", "dynamo-autograd-call-in-graph.py",
+         (("@torch.compile(fullgraph=True)", "@torch.compile"),),
+         still_fails_with="torch.compile with aot_autograd does not currently support double backward"),
+    Case("dynamic-dim-range-guard", "dynamic-dim-range-guard.py",
+         (("torch._dynamo.mark_dynamic(x, 0, min=2, max=64)", "torch._dynamo.mark_dynamic(x, 0, min=2, max=8)"),)),
+    Case("data-dependent-int-specialization", "unbacked-int-specialization.py", (
+        ("n = int(num_iters.max().item())\n        for _ in range(n):", "for _ in range(num_iters):"),
+        ("torch.tensor([2, 3, 1, 2]))", "int(torch.tensor([2, 3, 1, 2]).max()))"),
+    )),
+    Case("dynamo-fake-tensor-op-error", "fake-tensor-shape-mismatch.py",
+         (("torch.randn(128, 10)", "torch.randn(96, 10)"),)),
+    Case("inductor-missing-lowering", "inductor-missing-lowering.py",
+         (("inductor_config.implicit_fallbacks = False", "inductor_config.implicit_fallbacks = True"),)),
+    # --- C++ toolchain ---------------------------------------------------------------------------
+    Case("cpp-extension-ninja-missing", "cpp-extension-ninja-missing.sh",
+         (("for t in gcc g++ cc c++ as ld; do", "for t in gcc g++ cc c++ as ld ninja; do"),), launch="bash"),
+]
+
+
+def _env(job: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB and not k.startswith(_SCRUB_PREFIXES)}
+    env["PYTHONUNBUFFERED"] = "1"
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(job / "inductor-cache")
+    env["DENPEX_TORCH_PYTHON"] = PYTHON
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _command(launch: str, case: Case, port: int | None = None) -> list[str]:
+    if launch == "python":
+        return [PYTHON, "train.py"]
+    if launch == "bash":
+        return ["bash", "run.sh"]
+    rdzv = ["--master-port", str(port)] if port else ["--standalone"]
+    return [TORCHRUN, *rdzv, "--nproc-per-node", str(case.nproc), "--monitor-interval", "0.5", "train.py"]
+
+
+def _job(root: Path, case: Case, fixed: bool) -> Path:
+    job = root / ("fixed" if fixed else "broken")
+    job.mkdir(parents=True)
+    text = (FIXTURES / case.script).read_text()
+    if fixed:
+        for old, new in case.fix:
+            assert text.count(old) == 1, f"{case.script} no longer holds exactly one {old!r}"
+            text = text.replace(old, new)
+    (job / ("run.sh" if case.script.endswith(".sh") else "train.py")).write_text(text)
+    return job
+
+
+def _entries(text: str) -> list[str]:
+    return [f.entry_id for f in denpex.diagnose(text, workers=1).findings]
+
+
+@dataclass
+class Outcome:
+    rc: int
+    output: str  # the failing run's output, or verify's report
+    rerun: str = ""  # the fixed run's log as `denpex verify --save-log` wrote it
+
+
+def _run_broken(case: Case, root: Path) -> Outcome:
+    """The real failing program, as its fixture was captured."""
+    job = _job(root, case, fixed=False)
+    holder = None
+    if case.launch == "torchrun-busy-port":  # another job already listens on the rendezvous port
+        holder = socket.socket()
+        holder.bind(("0.0.0.0", 0))
+        holder.listen()
+        cmd = _command("torchrun", case, port=holder.getsockname()[1])
+    else:
+        cmd = _command(case.launch, case)
+    try:
+        proc = subprocess.run(cmd, cwd=job, env=_env(job), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace", timeout=RUN_TIMEOUT)
+    finally:
+        if holder is not None:
+            holder.close()
+    return Outcome(proc.returncode, proc.stdout)
+
+
+def _run_fixed(case: Case, root: Path) -> Outcome:
+    """The same program with the entry's fix applied, through `denpex verify --entry`."""
+    job = _job(root, case, fixed=True)
+    log = root / "fixed.log"
+    cmd = [DENPEX, "verify", "--entry", case.entry, "--quiet", "--save-log", str(log),
+           "--timeout", str(RUN_TIMEOUT), "--", *_command(case.fixed_launch or case.launch, case)]
+    proc = subprocess.run(cmd, cwd=job, env=_env(job), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace", timeout=RUN_TIMEOUT + 30)
+    return Outcome(proc.returncode, proc.stdout, log.read_text(errors="replace") if log.exists() else "")
+
+
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """Start every selected case's two runs at once on a small pool (most of a run is waiting: torch
+    import, rendezvous, barriers, the C++ compiler), so the file stays within a few minutes."""
+    wanted = {item.callspec.params["case"].id for item in request.session.items
+              if hasattr(item, "callspec") and "case" in item.callspec.params}
+    pool = ThreadPoolExecutor(max_workers=WORKERS)
+    futures: dict[tuple[str, bool], Future[Outcome]] = {}
+    for case in reversed(CASES):  # the slow compile cases are listed last: start them first
+        if case.id in wanted:
+            root = tmp_path_factory.mktemp(case.id)
+            futures[case.id, False] = pool.submit(_run_broken, case, root)
+            futures[case.id, True] = pool.submit(_run_fixed, case, root)
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_fix_removes_signature(case: Case, runs) -> None:
+    broken = runs[case.id, False].result()
+    assert broken.rc != 0, f"the unfixed run passed:\n{broken.output[-3000:]}"
+    diagnosis = denpex.diagnose(broken.output, workers=1)
+    found = [f.entry_id for f in diagnosis.findings]
+    assert case.entry in found, f"{case.entry} not found in the failing run ({found}):\n{broken.output[-3000:]}"
+    assert diagnosis.root_cause is not None and diagnosis.root_cause.entry_id == case.entry, found
+
+    fixed = runs[case.id, True].result()
+    if case.still_fails_with:  # known gap, asserted exactly so that a change in torch or the catalog shows
+        assert case.entry not in _entries(fixed.rerun)
+        assert fixed.rc == 1 and case.still_fails_with in fixed.rerun, fixed.output[-3000:]
+        return
+    assert fixed.rc == 0, f"not verified (rc={fixed.rc}):\n{fixed.output[-3000:]}\n--- rerun:\n{fixed.rerun[-3000:]}"
+    assert fixed.rerun.strip(), "verify saved no rerun log"
+    assert case.entry not in _entries(fixed.rerun)
+
+
+def test_cases_cover_real_fixtures() -> None:
+    """Every case's script is a committed generator whose entry lists that script's log as a fixture."""
+    for case in CASES:
+        assert (FIXTURES / case.script).is_file(), case.script
+        entry_file = HERE.parent / "src" / "denpex" / "catalog" / "entries" / f"{case.entry}.toml"
+        assert entry_file.is_file(), case.entry
+    assert shutil.which("bash")
