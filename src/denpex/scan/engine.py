@@ -44,8 +44,7 @@ class LineMatcher:
                     regex=re.compile(sig.regex, flags) if sig.regex else None,
                 )
                 (self._folded if sig.ignore_case else self._plain).append(compiled)
-        # a cheap first gate: every anchor contains at least one of these characters' bigrams is overkill;
-        # instead skip lines shorter than the shortest anchor
+        # a cheap first gate: a line shorter than the shortest anchor cannot hit
         anchors = [c.anchor for c in self._plain + self._folded]
         self._min_len = min((len(a) for a in anchors), default=0)
 
