@@ -34,7 +34,7 @@ class Candidate:
     finding: Finding
     entry: Entry | None
     event: tuple[object, ...]
-    priority: int
+    priority: float  # the entry's; re-filed findings keep their order among the target's
     block: Block | None = None
     after_needed: int = 0
     ranks_before: tuple[int | None, ...] = ()  # ranks of the 3 lines before the evidence, whatever --context
