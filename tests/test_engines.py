@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-import denpex.api as api
 from denpex import diagnose
 from denpex.evaluate import case_input, find_cases
+from denpex.scan import fast, parallel
 from tests.conftest import CORPUS
 
 CASES = find_cases([str(CORPUS)])
@@ -60,7 +60,7 @@ def test_fast_path_matches_simple_path_on_the_corpus(engine, simple):
 @pytest.mark.parametrize("chunk", [4096, 65536])
 def test_small_chunks_and_regions_across_chunk_boundaries(chunk, simple, monkeypatch):
     # tiny read chunks make regions, traceback headers and anchors straddle chunk boundaries
-    monkeypatch.setattr(api, "FAST_CHUNK_BYTES", chunk)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", chunk)
     engine = _engines()[-1]
     differ = [case.name for case in CASES if _key(diagnose(_input(case), engine=engine)) != simple[case]]
     assert not differ
@@ -69,7 +69,7 @@ def test_small_chunks_and_regions_across_chunk_boundaries(chunk, simple, monkeyp
 @pytest.mark.parametrize("workers", [2, 3])
 def test_one_file_split_across_processes(workers, simple, monkeypatch):
     # every corpus log cut into byte ranges scanned by separate processes, regions merged back
-    monkeypatch.setattr(api, "PARALLEL_FILE_BYTES", 1)
+    monkeypatch.setattr(fast, "PARALLEL_FILE_BYTES", 1)
     engine = _engines()[-1]
     differ = [
         case.name for case in CASES

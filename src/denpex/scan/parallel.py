@@ -20,7 +20,7 @@ from denpex.scan.engines import CandidateEngine
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
-_READ = 4 << 20  # as api.FAST_CHUNK_BYTES: scanned, then counted while still in cache
+CHUNK_BYTES = 4 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
 _FORWARD_READ = 4 << 20  # past a range: room for the lines after a candidate near its end
 
@@ -75,7 +75,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
         handle.seek(read_start)
         pos = read_start
         while pos < read_end:
-            chunk = handle.read(min(_READ, read_end - pos))
+            chunk = handle.read(min(CHUNK_BYTES, read_end - pos))
             if not chunk:
                 break
             lo, hi = max(own_start - pos, 0), max(min(own_end - pos, len(chunk)), 0)

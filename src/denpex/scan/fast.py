@@ -1,0 +1,84 @@
+"""The fast path: scan inputs for candidates (in worker processes), frame only the regions around them.
+
+Used for inputs over api.FAST_PATH_BYTES; tests prove it gives the line path's diagnosis on the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from denpex.analyze.collect import AFTER_LINES, Collector
+from denpex.ingest import Source
+from denpex.ingest.lines import build_line, source_bytes
+from denpex.model import RankState
+from denpex.scan import parallel
+from denpex.scan.engines import best_engine
+from denpex.scan.parallel import FileScan
+from denpex.scan.regions import RegionFinder
+
+PARALLEL_FILE_BYTES = 64 << 20  # one plain file at least this big is split across cores
+
+
+def _scan_source(job: tuple[Source, int, int]) -> FileScan:
+    """One input through the region finder (run in a worker process for many-file inputs)."""
+    source, before, after = job
+    assert parallel._ENGINE is not None
+    finder = RegionFinder(parallel._ENGINE, before=before, after=after)
+    found = []
+    for chunk in source_bytes(source, parallel.CHUNK_BYTES):
+        found.extend(finder.feed(chunk))
+    found.extend(finder.finish())
+    return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates)
+
+
+def _splittable(source: Source) -> bool:
+    """A plain file can be cut into byte ranges; compressed or UTF-16 input is read as one stream."""
+    if source.path is None or source.compression is not None or source.size_hint() < PARALLEL_FILE_BYTES:
+        return False
+    with open(source.path, "rb") as handle:
+        return handle.read(2) not in (b"\xff\xfe", b"\xfe\xff")
+
+
+def feed(sources: list[Source], collector: Collector, engine_name: str, context: int, workers: int) -> int:
+    """Frame only the regions around candidates and feed them to the collector; returns the lines read.
+
+    Line numbers and order stay those of the full stream, so the diagnosis is the line path's.
+    """
+    parallel._ENGINE = best_engine(collector.catalog, engine_name)
+    after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
+    if len(sources) == 1 and workers > 1 and _splittable(sources[0]):
+        assert sources[0].path is not None
+        scans: Iterator[FileScan] = iter(
+            [parallel.scan_file(str(sources[0].path), parallel._ENGINE, context, after, workers)]
+        )
+    else:
+        scans = parallel.map_files(_scan_source, [(s, context, after) for s in sources], workers)  # type: ignore[assignment]
+    base = 0
+    for source, scan in zip(sources, scans, strict=True):
+        year: int | None = None
+        last_end = -1
+        for region in scan.regions:
+            if region.start > last_end:  # lines were skipped: no traceback spans the gap
+                collector.gap(source.name)
+            last_end = region.end
+            raws = region.data.split(b"\n")
+            if raws and raws[-1] == b"":
+                raws.pop()
+            hits = iter(region.hits)  # sorted end offsets: only lines holding one can hit the catalog
+            hit = next(hits, None)
+            line_start = region.start
+            for i, raw in enumerate(raws):
+                line_end = line_start + len(raw)  # offset of its newline
+                candidate = False
+                while hit is not None and hit <= line_end:
+                    candidate = candidate or hit > line_start
+                    hit = next(hits, None)
+                number = region.first_line + i
+                line = build_line(raw, source.name, number, base + number, source.rank_hint, year)
+                year = line.year
+                collector.feed(line, match=candidate)
+                line_start = line_end + 1
+        for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
+            collector.result.ranks.setdefault(rank, RankState(rank=rank))
+        base += scan.lines_total
+    return base
