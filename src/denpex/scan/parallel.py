@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from denpex.scan.engines import CandidateEngine
+from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
@@ -70,7 +71,10 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
     read_end = min(size, own_end + _FORWARD_READ)
     finder = RegionFinder(_ENGINE, before, after, accept=(own_start - read_start, own_end - read_start))
     found: list[Region] = []
-    before_own = own = 0
+    # newlines before own_start and before own_end, from the finder's running count: only the two chunks
+    # that hold those offsets are counted a second time, in part
+    before_own = 0 if own_start == read_start else None
+    before_end = None
     with open(path, "rb") as handle:
         handle.seek(read_start)
         pos = read_start
@@ -78,14 +82,16 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
             chunk = handle.read(min(CHUNK_BYTES, read_end - pos))
             if not chunk:
                 break
-            lo, hi = max(own_start - pos, 0), max(min(own_end - pos, len(chunk)), 0)
-            before_own += chunk.count(b"\n", 0, min(lo, len(chunk)))
-            own += chunk.count(b"\n", lo, hi) if hi > lo else 0
+            if before_own is None and own_start <= pos + len(chunk):
+                before_own = finder.lines_read + count_newlines(chunk, 0, own_start - pos)
+            if before_end is None and own_end <= pos + len(chunk):
+                before_end = finder.lines_read + count_newlines(chunk, 0, own_end - pos)
             pos += len(chunk)
             found.extend(finder.feed(chunk))
         found.extend(finder.finish())
-    return RangeResult(own_start, own_end, before_own, own, read_start, found, finder.stats.ranks,
-                       finder.stats.candidates)
+    assert before_own is not None and before_end is not None, "a range lies inside what it reads"
+    return RangeResult(own_start, own_end, before_own, before_end - before_own, read_start, found,
+                       finder.stats.ranks, finder.stats.candidates)
 
 
 def _merge(regions: list[Region]) -> list[Region]:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from denpex.scan.engines import CandidateEngine
+from denpex.scan.newlines import count_newlines
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
 _EDGE = 512  # bytes on each side of a chunk boundary scanned again for anchors that straddle it
@@ -80,7 +81,7 @@ class RegionFinder:
             return
         seg = _Segment(self._next_start, chunk, self._next_line0)
         self._next_start = seg.end
-        self._next_line0 += chunk.count(b"\n")
+        self._next_line0 += count_newlines(chunk)
         found = set()
         result = self.engine.scan(chunk)
         found.update(seg.start + off for off in result.candidates)
@@ -101,6 +102,11 @@ class RegionFinder:
         self._tracebacks = sorted(set(self._tracebacks) | set(heads))
         yield from self._emit(final=False)
         self._drop_old()
+
+    @property
+    def lines_read(self) -> int:
+        """Newlines in everything fed so far."""
+        return self._next_line0
 
     def finish(self) -> Iterator[Region]:
         yield from self._emit(final=True)
@@ -148,7 +154,7 @@ class RegionFinder:
 
     def _lines_before(self, offset: int) -> int:
         seg = self._segments[self._seg_index(offset)]
-        return seg.line0 + seg.data.count(b"\n", 0, offset - seg.start)
+        return seg.line0 + count_newlines(seg.data, 0, offset - seg.start)
 
     # -- regions -------------------------------------------------------------------------------
     def _floor(self) -> int:
