@@ -119,3 +119,33 @@ def test_generated_catalog_docs_are_current(tmp_path):
 def test_every_entry_has_a_fixture():
     missing = [e.id for e in CATALOG.entries if not e.fixtures and e.matched_by == "signature"]
     assert not missing
+
+
+def test_validated_catalog_is_cached_and_follows_its_sources(tmp_path, monkeypatch):
+    """The cache gives back the same entries; an edited entry file or a damaged cache file is re-validated."""
+    monkeypatch.setenv("DENPEX_CACHE_DIR", str(tmp_path / "cache"))
+    entries = tmp_path / "entries"
+    entries.mkdir()
+    source = REPO / "src/denpex/catalog/entries"
+    for name in ("host-oom-killed.toml", "nccl-watchdog-timeout.toml"):  # siblings cut: they name entries not copied
+        text = (source / name).read_text()
+        (entries / name).write_text(text[: text.index("[[sibling]]")] if "[[sibling]]" in text else text)
+    try:
+        load.cache_clear()
+        first = load(str(entries))
+        cached = list((tmp_path / "cache").glob("catalog-*"))
+        assert len(cached) == 1
+        load.cache_clear()
+        assert load(str(entries)).entries == first.entries  # from the cache this time
+
+        cached[0].write_bytes(b"not a pickle")
+        load.cache_clear()
+        assert load(str(entries)).entries == first.entries
+
+        oom = entries / "host-oom-killed.toml"
+        oom.write_text(oom.read_text().replace('title = "', 'title = "EDITED ', 1))
+        load.cache_clear()
+        assert load(str(entries)).get("host-oom-killed").title.startswith("EDITED ")
+        assert len(list((tmp_path / "cache").glob("catalog-*"))) == 2
+    finally:
+        load.cache_clear()

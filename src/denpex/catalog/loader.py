@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import pickle
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import pydantic
 from pydantic import ValidationError
 
+from denpex.cachefiles import cache_path, read_cached, write_cached
+from denpex.catalog import schema
 from denpex.catalog.schema import Entry
 from denpex.errors import DenpexInputError
 
@@ -56,9 +60,31 @@ def entries_dir() -> Path:
 
 @lru_cache(maxsize=4)
 def load(directory: str | None = None) -> Catalog:
-    """All entries, sorted by id; sibling ids must exist (a dangling sibling is a catalog bug)."""
+    """All entries, sorted by id; sibling ids must exist (a dangling sibling is a catalog bug).
+
+    Parsing and validating 130 TOML files costs ~50 ms on every run; the validated entries are kept in
+    Denpex's cache (keyed by the entry files' contents and the schema's source), which loads in ~3 ms.
+    """
     root = Path(directory) if directory else entries_dir()
-    entries = tuple(sorted((load_entry(p) for p in root.glob("*.toml")), key=lambda e: e.id))
+    files = sorted(root.glob("*.toml"))
+    sources = [(p.name, p.read_bytes()) for p in files]
+    key = (sys.version_info[:2], pydantic.VERSION, Path(schema.__file__).read_bytes(), sources)
+    path = cache_path("catalog", key, ".pickle")
+    cached = read_cached(path)
+    if cached is not None:
+        try:
+            entries = pickle.loads(cached)
+            if isinstance(entries, tuple) and all(isinstance(e, Entry) for e in entries):
+                return Catalog(entries)
+        except Exception:  # a damaged or foreign file: validate the sources instead
+            pass
+    catalog = _validated(root, files)
+    write_cached(path, pickle.dumps(catalog.entries, protocol=pickle.HIGHEST_PROTOCOL))
+    return catalog
+
+
+def _validated(root: Path, files: list[Path]) -> Catalog:
+    entries = tuple(sorted((load_entry(p) for p in files), key=lambda e: e.id))
     if not entries:
         raise CatalogError(f"no catalog entries in {root}")
     known = {e.id for e in entries}

@@ -57,7 +57,7 @@ ENTRY_ID = re.compile(r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$")
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Signature(Strict):
@@ -146,7 +146,7 @@ class Entry(Strict):
     graph_break_ids: list[str] = Field(default_factory=list)
     references: list[str] = Field(default_factory=list)
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     @model_validator(mode="after")
     def _has_signatures(self) -> Entry:

@@ -10,13 +10,11 @@ confirms each candidate line, so every engine gives the same findings. Three eng
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
+from denpex.cachefiles import cache_path, read_cached, write_cached
 from denpex.catalog.loader import Catalog
 
 # Besides the catalog's anchors, the analysis needs these lines framed: traceback headers (to know a
@@ -113,40 +111,22 @@ class Re2Engine:
         return ScanResult(found, tracebacks, _ranks_in(data))
 
 
-def cache_dir() -> Path | None:
-    """Where compiled scanner databases are kept: $DENPEX_CACHE_DIR, else the user's cache dir."""
-    if os.environ.get("DENPEX_NO_CACHE"):
-        return None
-    root = os.environ.get("DENPEX_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "denpex"
-    )
-    return Path(root)
-
-
 def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int]) -> Any:
     """Compiling ~10,000 patterns takes ~150 ms; loading the serialized database takes under 1 ms.
 
     The cache key covers the patterns, their flags and the Hyperscan version, so a changed catalog or
     library compiles anew. Any problem with the cache (read-only home, a damaged file) only costs the compile.
     """
-    digest = hashlib.sha256(repr((hyperscan.__version__, expressions, flags)).encode()).hexdigest()[:32]
-    folder = cache_dir()
-    path = folder / f"hyperscan-{digest}.db" if folder else None
-    if path is not None and path.is_file():
+    path = cache_path("hyperscan", (hyperscan.__version__, expressions, flags), ".db")
+    cached = read_cached(path)
+    if cached is not None:
         try:
-            return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+            return hyperscan.loadb(cached, hyperscan.HS_MODE_BLOCK)
         except Exception:  # a damaged or foreign file: compile instead
             pass
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=flags)
-    if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(hyperscan.dumpb(db))
-            os.replace(tmp, path)
-        except OSError:
-            pass
+    write_cached(path, hyperscan.dumpb(db))
     return db
 
 

@@ -21,7 +21,7 @@ from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
-CHUNK_BYTES = 4 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
+CHUNK_BYTES = 1 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
 _FORWARD_READ = 4 << 20  # past a range: room for the lines after a candidate near its end
 
