@@ -221,3 +221,24 @@ def test_output_into_a_closed_pipe_is_quiet():
         proc.stderr.close()
         assert proc.wait(timeout=120) in (0, 1), err
         assert err == b"", err
+
+
+def test_a_warm_run_does_not_import_pydantic(tmp_path):
+    """Startup budget (issue 6): once the validated catalog is cached, diagnosing and printing a report
+    needs no pydantic (its import alone is ~70 ms of the 0.3 s a pasted traceback may take)."""
+    code = (
+        "import sys\n"
+        "from denpex.cli import main\n"
+        "sys.argv = ['denpex', 'diagnose', '--example']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stderr.write('PYDANTIC=%s' % ('pydantic' in sys.modules))\n"
+    )
+    env = {**os.environ, "DENPEX_CACHE_DIR": str(tmp_path)}
+    cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "PYDANTIC=True" in cold.stderr  # the first run validated the entry files
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "PYDANTIC=False" in warm.stderr, warm.stderr
+    assert "uncaught-user-exception" in warm.stdout

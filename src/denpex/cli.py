@@ -76,7 +76,7 @@ def diagnose(
         fold(result, probe())
     report = build(result, catalog, command_hint)
     if fmt == "json":
-        click.echo(report.model_dump_json(indent=2))
+        click.echo(report.to_json())
     elif fmt == "markdown":
         from denpex.report.markdown import render as render_md
 
@@ -108,7 +108,9 @@ def explain(entry_id: str, fmt: str) -> None:
         hint = f" (did you mean: {', '.join(close[:5])})" if close else " (see `denpex catalog`)"
         raise DenpexInputError(f"no catalog entry {entry_id!r}{hint}")
     if fmt == "json":
-        click.echo(entry.model_dump_json(indent=2, by_alias=True))
+        from denpex.catalog.schema import validator
+
+        click.echo(validator().dump_json(entry, indent=2, by_alias=True).decode())
         return
     text = entry_markdown(entry)
     if fmt == "markdown":
@@ -127,10 +129,10 @@ def explain(entry_id: str, fmt: str) -> None:
 def catalog_cmd(fmt: str, schema: bool) -> None:
     """List the catalog's entries."""
     from denpex.catalog import load
-    from denpex.catalog.schema import Entry
+    from denpex.catalog.schema import validator
 
     if schema:
-        click.echo(json.dumps(Entry.model_json_schema(by_alias=True), indent=2))
+        click.echo(json.dumps(validator().json_schema(by_alias=True), indent=2))
         return
     entries = load().entries
     if fmt == "json":

@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-
-import pydantic
-from pydantic import ValidationError
+from typing import Any
 
 from denpex.cachefiles import cache_path, read_cached, write_cached
 from denpex.catalog import schema
@@ -40,18 +38,27 @@ class Catalog:
 
 
 def load_entry(path: Path) -> Entry:
+    from pydantic import ValidationError
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        entry = Entry.model_validate(data)
+        entry: Entry = _validator().validate_python(data)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"catalog entry {path.name}: invalid TOML: {exc}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise CatalogError(f"catalog entry {path.name}: {where}: {first['msg']}") from None
+    except ValueError as exc:  # the checks in the dataclasses' __post_init__
+        raise CatalogError(f"catalog entry {path.name}: {exc}") from None
     if entry.id != path.stem:
         raise CatalogError(f"catalog entry {path.name}: id {entry.id!r} must match the file name")
     return entry
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    return schema.validator()
 
 
 def entries_dir() -> Path:
@@ -68,7 +75,7 @@ def load(directory: str | None = None) -> Catalog:
     root = Path(directory) if directory else entries_dir()
     files = sorted(root.glob("*.toml"))
     sources = [(p.name, p.read_bytes()) for p in files]
-    key = (sys.version_info[:2], pydantic.VERSION, Path(schema.__file__).read_bytes(), sources)
+    key = (sys.version_info[:2], Path(schema.__file__).read_bytes(), sources)
     path = cache_path("catalog", key, ".pickle")
     cached = read_cached(path)
     if cached is not None:

@@ -2,14 +2,20 @@
 
 An entry is data, like a Ruff or Semgrep rule: a stable id, what it means, how to confirm and fix it,
 and the signatures that find it in a log. `denpex catalog --schema` prints the JSON schema.
+
+The types are plain frozen dataclasses: pydantic validates them (field types and constraints from the
+annotations, `__pydantic_config__`, the checks in `__post_init__`) only when an entry file is parsed, on a
+cache miss (loader.py). A run that finds the validated catalog in its cache never imports pydantic, which
+alone costs ~70 ms of a pasted traceback's budget.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from annotated_types import Interval, MinLen
 
 CATEGORIES = (
     "compile.lowering_error",
@@ -56,107 +62,118 @@ RoleName = Literal["cause", "symptom", "collateral", "wrapper", "warning", "cont
 ENTRY_ID = re.compile(r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$")
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+# TOML keys are singular ([[signature]]), the fields plural; extra keys are errors (typos must not pass)
+_ALIASES = {"signatures": "signature", "details": "detail", "refinements": "refine", "siblings": "sibling",
+            "fixtures": "fixture"}
+_STRICT: dict[str, Any] = {"extra": "forbid", "alias_generator": lambda name: _ALIASES.get(name, name),
+                           "populate_by_name": True}
 
 
-class Signature(Strict):
+def _check_regex(value: str | None, what: str) -> None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"{what}: invalid regex {value!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Signature:
     """A literal the scanner looks for, confirmed by an optional regex whose named groups become fields."""
 
-    anchor: str = Field(min_length=3)
+    __pydantic_config__ = _STRICT
+    anchor: Annotated[str, MinLen(3)]
     regex: str | None = None
     ignore_case: bool = False
     role: RoleName | None = None  # overrides the entry's role for lines this signature finds
     fatal: bool | None = None  # overrides the entry's fatal flag for this signature
     in_body: bool = False  # match against the message with launcher/log headers stripped
-    priority: int | None = Field(default=None, ge=0, le=100)  # overrides the entry's priority
+    priority: Annotated[int, Interval(ge=0, le=100)] | None = None  # overrides the entry's priority
 
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            re.compile(value)
-        return value
+    def __post_init__(self) -> None:
+        _check_regex(self.regex, "signature")
 
 
-class Detail(Strict):
+@dataclass(frozen=True)
+class Detail:
     """A regex run over the lines after the evidence to pull out context (op, shapes, dtypes)."""
 
+    __pydantic_config__ = _STRICT
     regex: str
-    within: int = Field(default=30, ge=1, le=500)
+    within: Annotated[int, Interval(ge=1, le=500)] = 30
     many: bool = False  # collect every match (e.g. one per argument) instead of the first
 
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        re.compile(value)
-        return value
+    def __post_init__(self) -> None:
+        _check_regex(self.regex, "detail")
 
 
-class Refinement(Strict):
+@dataclass(frozen=True)
+class Refinement:
     """Re-file a finding under another entry when the log shows a telling context.
 
     Example: a g++ error whose traceback passes through the FX-graph cache's hit path is a cache problem.
     """
 
+    __pydantic_config__ = _STRICT
     when: str  # regex searched in the lines around the evidence
-    within: int = Field(default=200, ge=1, le=5000)
     entry: str
+    within: Annotated[int, Interval(ge=1, le=5000)] = 200
 
-    @field_validator("when")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        re.compile(value)
-        return value
+    def __post_init__(self) -> None:
+        _check_regex(self.when, "refine")
 
 
-class Sibling(Strict):
+@dataclass(frozen=True)
+class Sibling:
+    __pydantic_config__ = _STRICT
     id: str
     control: str  # the experiment that tells the two apart
 
 
-class Fixture(Strict):
+@dataclass(frozen=True)
+class Fixture:
+    __pydantic_config__ = _STRICT
     path: str  # a corpus case folder (tests/corpus/...) or a log file the entry must be found in
     wins: bool = True  # the entry must be the root cause there, not just one finding
 
 
-class Entry(Strict):
+@dataclass(frozen=True)
+class Entry:
+    __pydantic_config__ = _STRICT
     id: str
     category: Category
     title: str
     layer: Layer
     role: RoleName
     fatal: bool
-    priority: int = Field(default=50, ge=0, le=100)  # breaks ties between causes; specific beats generic
+    explanation: str
+    checklist: Annotated[list[str], MinLen(1)]
+    fix: str
+    verify: str
+    priority: Annotated[int, Interval(ge=0, le=100)] = 50  # breaks ties between causes; specific beats generic
     # "uncaught_exception" entries have no signature: the analyzer files uncaught exceptions that no other
     # entry explains under them (user code vs PyTorch's compiler internals, told apart by the last frame)
     matched_by: Literal["signature", "uncaught_exception"] = "signature"
-    signatures: list[Signature] = Field(default_factory=list, alias="signature")
-    details: list[Detail] = Field(default_factory=list, alias="detail")
-    refinements: list[Refinement] = Field(default_factory=list, alias="refine")
-    explanation: str
-    checklist: list[str] = Field(min_length=1)
-    fix: str
-    verify: str
+    signatures: list[Signature] = field(default_factory=list)
+    details: list[Detail] = field(default_factory=list)
+    refinements: list[Refinement] = field(default_factory=list)
     # a wrapper or symptom whose real cause was logged earlier by another entry (e.g. FailOnRecompileLimitHit
     # after the `hit config.recompile_limit` warning): that earlier finding becomes the fatal cause
-    points_to: list[str] = Field(default_factory=list)
-    siblings: list[Sibling] = Field(default_factory=list, alias="sibling")
-    fixtures: list[Fixture] = Field(default_factory=list, alias="fixture")
-    graph_break_ids: list[str] = Field(default_factory=list)
-    references: list[str] = Field(default_factory=list)
+    points_to: list[str] = field(default_factory=list)
+    siblings: list[Sibling] = field(default_factory=list)
+    fixtures: list[Fixture] = field(default_factory=list)
+    graph_break_ids: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
-
-    @model_validator(mode="after")
-    def _has_signatures(self) -> Entry:
+    def __post_init__(self) -> None:
+        if not ENTRY_ID.match(self.id):
+            raise ValueError("id: ids are lower-case words joined by '-', '_' or '.'")
         if self.matched_by == "signature" and not self.signatures:
             raise ValueError("an entry matched by signature needs at least one [[signature]]")
-        return self
 
-    @field_validator("id")
-    @classmethod
-    def _id_shape(cls, value: str) -> str:
-        if not ENTRY_ID.match(value):
-            raise ValueError("ids are lower-case words joined by '-', '_' or '.'")
-        return value
+
+def validator() -> Any:
+    """pydantic's validator for Entry (imports pydantic: only on a cache miss, in tests and for --schema)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Entry)

@@ -110,7 +110,7 @@ def run_cmd(command: tuple[str, ...], log: str | None, backend: str | None, time
 
     report = build(result.diagnosis, catalog, shlex.join(argv))  # type: ignore[arg-type]
     if report_json:
-        Path(report_json).write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        Path(report_json).write_text(report.to_json(), encoding="utf-8")
     if not quiet and report.verdict != "clean":
         from denpex.report.terminal import render
 

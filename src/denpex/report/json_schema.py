@@ -1,4 +1,4 @@
-"""The versioned JSON output of `denpex diagnose --format json`, defined once as pydantic models.
+"""The versioned JSON output of `denpex diagnose --format json`, defined once as dataclasses.
 
 `denpex diagnose --print-schema` prints the JSON Schema generated from these models. Bump SCHEMA_VERSION's
 major number when a field is removed or changes meaning; add fields freely in a minor version.
@@ -6,7 +6,9 @@ major number when a field is removed or changes meaning; add fields freely in a 
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from denpex import __version__
 from denpex.catalog import Catalog
@@ -15,91 +17,136 @@ from denpex.model import Diagnosis, Evidence, Finding, Line
 SCHEMA_VERSION = "1.0"
 
 
-class EvidenceOut(BaseModel):
+# Plain dataclasses: building and printing a report needs no pydantic (~70 ms of import); pydantic reads
+# these same classes, field docstrings included, only to print the JSON Schema (--print-schema).
+_CONFIG: dict[str, Any] = {"use_attribute_docstrings": True}
+
+
+@dataclass
+class EvidenceOut:
+    __pydantic_config__ = _CONFIG
     file: str
-    line: int = Field(description="1-based line number in file")
-    text: str = Field(description="the full text of the line as it stands in the file")
+    line: int
+    """1-based line number in file"""
+    text: str
+    """the full text of the line as it stands in the file"""
     rank: int | None = None
     timestamp: float | None = None
 
 
-class ContextLine(BaseModel):
+@dataclass
+class ContextLine:
+    __pydantic_config__ = _CONFIG
     file: str
     line: int
     text: str
 
 
-class SiblingOut(BaseModel):
+@dataclass
+class SiblingOut:
+    __pydantic_config__ = _CONFIG
     id: str
-    control: str = Field(description="the experiment that separates this hypothesis from the root cause")
+    control: str
+    """the experiment that separates this hypothesis from the root cause"""
 
 
-class FindingOut(BaseModel):
-    id: str = Field(description="catalog entry id")
+@dataclass
+class FindingOut:
+    __pydantic_config__ = _CONFIG
+    id: str
+    """catalog entry id"""
     category: str
     title: str
-    role: str = Field(description="cause | symptom | collateral | wrapper | warning | context")
+    role: str
+    """cause | symptom | collateral | wrapper | warning | context"""
     fatal: bool
     rank: int | None
-    ranks: list[int] = Field(default_factory=list, description="every rank that logged this finding")
-    count: int = Field(description="how many lines repeated this finding for this rank")
-    fields: dict[str, object] = Field(default_factory=dict, description="values captured from the log")
+    ranks: list[int]
+    """every rank that logged this finding"""
+    count: int
+    """how many lines repeated this finding for this rank"""
+    fields: dict[str, object]
+    """values captured from the log"""
     evidence: EvidenceOut
 
 
+@dataclass
 class RootCauseOut(FindingOut):
-    reason: str = Field(description="why this finding was judged the initiating cause")
-    rank_reason: str = Field(default="", description="which evidence decided the initiating rank")
+    reason: str
+    """why this finding was judged the initiating cause"""
+    rank_reason: str
+    """which evidence decided the initiating rank"""
     explanation: str
     checklist: list[str]
     fix: str
-    verify: str = Field(description="command that proves the fix")
+    verify: str
+    """command that proves the fix"""
     siblings: list[SiblingOut]
     context_before: list[ContextLine]
     context_after: list[ContextLine]
 
 
-class RankOut(BaseModel):
+@dataclass
+class RankOut:
+    __pydantic_config__ = _CONFIG
     rank: int
     host: str | None
     lines: int
-    exit_code: int | None = Field(description="from torchrun's agent lines or ChildFailedError summary")
+    exit_code: int | None
+    """from torchrun's agent lines or ChildFailedError summary"""
     first_line: EvidenceOut | None
-    last_healthy: EvidenceOut | None = Field(description="the last line before this rank's first error")
+    last_healthy: EvidenceOut | None
+    """the last line before this rank's first error"""
     first_warning: EvidenceOut | None
     first_error: EvidenceOut | None
     last_line: EvidenceOut | None
 
 
-class CollateralOut(BaseModel):
+@dataclass
+class CollateralOut:
+    __pydantic_config__ = _CONFIG
     id: str
     title: str
     ranks: list[int]
     count: int
-    summary: str = Field(description='e.g. "3 rank(s) [1-3], 3 line(s): NCCL watchdog: a collective timed out"')
+    summary: str
+    """e.g. '3 rank(s) [1-3], 3 line(s): NCCL watchdog: a collective timed out'"""
     first: EvidenceOut
 
 
-class FingerprintOut(BaseModel):
+@dataclass
+class FingerprintOut:
     """What identifies this failure: where the initiating rank started, its early warning, its error."""
 
+    __pydantic_config__ = _CONFIG
     start: EvidenceOut | None
     early_warning: EvidenceOut | None
     error: EvidenceOut
 
 
-class DiagnosisOut(BaseModel):
-    schema_version: str = SCHEMA_VERSION
-    denpex_version: str = __version__
-    verdict: str = Field(description="failure | warning | clean")
+@dataclass
+class DiagnosisOut:
+    __pydantic_config__ = _CONFIG
+    verdict: str
+    """failure | warning | clean"""
     root_cause: RootCauseOut | None
-    findings: list[FindingOut] = Field(description="every finding, root cause included, in log order")
+    findings: list[FindingOut]
+    """every finding, root cause included, in log order"""
     ranks: list[RankOut]
-    collateral: list[CollateralOut] = Field(default_factory=list, description="echoes grouped by kind")
-    fingerprint: FingerprintOut | None = None
+    collateral: list[CollateralOut]
+    """echoes grouped by kind"""
+    fingerprint: FingerprintOut | None
     inputs: list[str]
     lines_read: int
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str]
+    schema_version: str = SCHEMA_VERSION
+    denpex_version: str = __version__
+
+    def to_json(self) -> str:
+        """The report as --format json prints it (field order as declared, versions first)."""
+        data = asdict(self)
+        ordered = {"schema_version": data.pop("schema_version"), "denpex_version": data.pop("denpex_version")}
+        return json.dumps({**ordered, **data}, indent=2, ensure_ascii=False)
 
 
 def _prose(text: str) -> str:
@@ -205,4 +252,9 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your com
 
 
 def json_schema() -> dict[str, object]:
-    return DiagnosisOut.model_json_schema()
+    from pydantic import TypeAdapter
+
+    schema: dict[str, Any] = TypeAdapter(DiagnosisOut).json_schema()
+    props = schema["properties"]  # the versions first, as in the output
+    schema["properties"] = {k: props[k] for k in ("schema_version", "denpex_version")} | props
+    return schema
