@@ -57,20 +57,20 @@ def test_fast_path_matches_simple_path_on_the_corpus(engine, simple):
     assert not differ
 
 
+@pytest.mark.parametrize("engine", _engines()[1:])
 @pytest.mark.parametrize("chunk", [4096, 65536])
-def test_small_chunks_and_regions_across_chunk_boundaries(chunk, simple, monkeypatch):
+def test_small_chunks_and_regions_across_chunk_boundaries(chunk, engine, simple, monkeypatch):
     # tiny read chunks make regions, traceback headers and anchors straddle chunk boundaries
     monkeypatch.setattr(parallel, "CHUNK_BYTES", chunk)
-    engine = _engines()[-1]
     differ = [case.name for case in CASES if _key(diagnose(_input(case), engine=engine)) != simple[case]]
     assert not differ
 
 
+@pytest.mark.parametrize("engine", _engines()[1:])
 @pytest.mark.parametrize("workers", [2, 3])
-def test_one_file_split_across_processes(workers, simple, monkeypatch):
+def test_one_file_split_across_processes(workers, engine, simple, monkeypatch):
     # every corpus log cut into byte ranges scanned by separate processes, regions merged back
     monkeypatch.setattr(fast, "PARALLEL_FILE_BYTES", 1)
-    engine = _engines()[-1]
     differ = [
         case.name for case in CASES
         if _key(diagnose(_input(case), engine=engine, workers=workers)) != simple[case]
@@ -107,3 +107,24 @@ def test_compiled_scanner_cache_survives_damage(tmp_path, monkeypatch):
     again = engines.HyperscanEngine(catalog)
     log = (CORPUS / "generated" / "gen-dist-rank2-keyerror" / "log.txt").read_bytes()
     assert again.scan(log).candidates == first.scan(log).candidates
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_every_engine_finds_the_same_ranks(dense):
+    """Rank markers in all their forms, sparse and on every line (Hyperscan then switches databases)."""
+    from denpex.catalog import load
+    from denpex.scan.engines import _build, _ranks_in
+
+    lines = [b"[rank3]:[W1130 04:16:28.349000 3418 torch/distributed/run.py:874] step 1\n",
+             b"[Rank 9] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)\n",
+             b"[rank4095]: the last per-rank literal\n", b"[rank4100]: a rank past the per-rank literals\n",
+             b"[Rank 70000] not a rank (too big)\n",
+             b"noise [rank] [default] [Rank x]\n"]
+    lines += [b"[default%d]:loss 0.5\n" % (k % 7) for k in range(600 if dense else 3)]
+    data = b"".join(lines)
+    expected = _ranks_in(data)
+    assert {3, 9, 4100}.issubset(expected) and 70000 not in expected
+    for name in _engines():
+        engine = _build(load(), name)
+        assert engine.scan(data).ranks == expected, name
+        assert engine.scan(data).ranks == expected, name  # after a switch of database, too

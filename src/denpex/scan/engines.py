@@ -52,8 +52,12 @@ def anchors_of(catalog: Catalog) -> tuple[list[bytes], list[bytes]]:
     return list(plain), list(folded)
 
 
-def _ranks_in(data: bytes, max_rank: int = 65535) -> set[int]:
-    return {int(m) for m in set(_RANK_MARKER.findall(data)) if int(m) <= max_rank}
+_DIGITS_BRACKET = re.compile(rb"(\d{1,5})\]")
+_MAX_RANK = 65535
+
+
+def _ranks_in(data: bytes) -> set[int]:
+    return {int(m) for m in set(_RANK_MARKER.findall(data)) if int(m) <= _MAX_RANK}
 
 
 class PythonEngine:
@@ -130,53 +134,92 @@ def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int])
     return db
 
 
+# Rank markers, for Hyperscan. "[rank3]" starts nearly every line of a torchrun log: one single-match literal
+# per rank reports each rank once per chunk. The other forms are often rare ("[Rank 3]" is NCCL's) but can
+# also start every line ("[default3]:" under torchrun --tee): they begin as one literal each, parsed at
+# each hit, and switch to per-rank literals the first time a chunk holds many of them. Either database
+# finds the same ranks; per-rank literals for the three forms cost ~15% of the scan rate, hence the switch.
+_DENSE_FORM = b"[rank"
+_OTHER_FORMS = (b"[Rank ", b"[default")
+_RANK_LIMIT = 4096
+_SWITCH_AT = 256  # hits of the other forms in one chunk
+
+
 class HyperscanEngine:
-    """One Hyperscan database: anchors as literals, plus the structural patterns."""
+    """One Hyperscan database: anchors as literals, plus the structural patterns and rank markers."""
 
     name = "hyperscan"
 
     def __init__(self, catalog: Catalog) -> None:
         import hyperscan
 
+        self._hs = hyperscan
         plain, folded = anchors_of(catalog)
-        expressions: list[bytes] = []
-        flags: list[int] = []
+        self._expressions: list[bytes] = []
+        self._flags: list[int] = []
         for key in plain + list(STRUCTURAL_LITERALS):
-            expressions.append(re.escape(key))
-            flags.append(0)
+            self._expressions.append(re.escape(key))
+            self._flags.append(0)
         for key in folded:
-            expressions.append(re.escape(key))
-            flags.append(hyperscan.HS_FLAG_CASELESS)
+            self._expressions.append(re.escape(key))
+            self._flags.append(hyperscan.HS_FLAG_CASELESS)
         self._traceback_id = len(plain) + STRUCTURAL_LITERALS.index(TRACEBACK)
-        self._rank_base = len(expressions)
-        # one single-match literal per rank marker: a rank that logs at all is known, at no per-line cost
-        self._rank_limit = 4096
-        for rank in range(self._rank_limit):
-            for form in (b"[rank%d]" % rank, b"[Rank %d]" % rank):
-                expressions.append(re.escape(form))
-                flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
-        self._db = _cached_database(hyperscan, expressions, flags)
-        self._scratch = hyperscan.Scratch(self._db)
+        self._rank_base = len(self._expressions)
+        self._dense = False
+        self._many_ranks = False
+        self._use(dense=False)
+
+    def _use(self, dense: bool) -> None:
+        """Build (or load) the database: per-rank literals for "[rank" only, or for every form."""
+        forms = (_DENSE_FORM, *_OTHER_FORMS) if dense else (_DENSE_FORM,)
+        expressions = list(self._expressions)
+        flags = list(self._flags)
+        if not dense:
+            expressions += [re.escape(form) for form in _OTHER_FORMS]  # ids rank_base, rank_base + 1
+            flags += [0] * len(_OTHER_FORMS)
+        self._per_rank_base = len(expressions)
+        self._forms = len(forms)
+        for rank in range(_RANK_LIMIT):
+            for form in forms:
+                expressions.append(re.escape(form + b"%d]" % rank))
+                flags.append(self._hs.HS_FLAG_SINGLEMATCH)
+        self._db = _cached_database(self._hs, expressions, flags)
+        self._scratch = self._hs.Scratch(self._db)
+        self._dense = dense
 
     def scan(self, data: bytes) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
         ranks: set[int] = set()
+        other_forms: list[int] = []  # end offsets of "[Rank " / "[default" (sparse database only)
         traceback_id = self._traceback_id
         rank_base = self._rank_base
+        per_rank_base = self._per_rank_base
+        forms = self._forms
 
         def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
-            if pattern_id >= rank_base:
-                ranks.add((pattern_id - rank_base) // 2)
-                return
-            found.append(end)
-            if pattern_id == traceback_id:
-                tracebacks.append(end - len(TRACEBACK))
+            if pattern_id >= per_rank_base:
+                ranks.add((pattern_id - per_rank_base) // forms)
+            elif pattern_id >= rank_base:
+                other_forms.append(end)
+            else:
+                found.append(end)
+                if pattern_id == traceback_id:
+                    tracebacks.append(end - len(TRACEBACK))
 
         self._db.scan(data, match_event_handler=on_match, scratch=self._scratch)
-        if any(r >= self._rank_limit - 1 for r in ranks):
+        for end in other_forms:
+            digits = _DIGITS_BRACKET.match(data, end)
+            if digits:
+                ranks.add(int(digits.group(1)))
+        if len(other_forms) >= _SWITCH_AT and not self._dense:
+            self._use(dense=True)
+        # past the per-rank literals: a job with rank 4095 has more ranks (ranks are 0..N-1), so from the
+        # chunk where one of them shows, every chunk also gets the exact regex pass
+        if self._many_ranks or any(r >= _RANK_LIMIT - 1 for r in ranks):
+            self._many_ranks = True
             ranks |= _ranks_in(data)
-        return ScanResult(found, tracebacks, ranks)
+        return ScanResult(found, tracebacks, {r for r in ranks if r <= _MAX_RANK})
 
 
 _BUILT: dict[tuple[int, str], tuple[Catalog, CandidateEngine]] = {}
