@@ -124,7 +124,21 @@ def test_every_engine_finds_the_same_ranks(dense):
     data = b"".join(lines)
     expected = _ranks_in(data)
     assert {3, 9, 4100}.issubset(expected) and 70000 not in expected
+    half = len(data) // 2
     for name in _engines():
-        engine = _build(load(), name)
-        assert engine.scan(data).ranks == expected, name
-        assert engine.scan(data).ranks == expected, name  # after a switch of database, too
+        session = _build(load(), name).fresh()
+        assert session.scan(data).ranks == expected, name
+        again = session.scan(data).ranks  # RE2 reports a rank once per session; Hyperscan may switch database
+        assert again == (set() if name == "re2" else expected), name
+        split = session.fresh()  # a new session, the data in two chunks
+        assert split.scan(data[:half]).ranks | split.scan(data[half:]).ranks == expected, name
+
+
+def test_anchors_that_could_hide_a_rank_marker_are_detected():
+    # RE2 finds anchors and unknown rank markers in one pass only when neither can overlap the other
+    from denpex.scan.engines import _overlaps_rank_marker
+
+    for anchor in (b"exitcode [ra", b"failed on [", b"]: Watchdog", b"12 retries", b"see [Rank 3", b"[default"):
+        assert _overlaps_rank_marker(anchor), anchor
+    for anchor in (b"CUDA out of memory", b"Watchdog caught collective operation timeout", b"exitcode: -9"):
+        assert not _overlaps_rank_marker(anchor), anchor

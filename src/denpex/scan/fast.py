@@ -44,7 +44,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
 
     Line numbers and order stay those of the full stream, so the diagnosis is the line path's.
     """
-    parallel._ENGINE = best_engine(collector.catalog, engine_name)
+    parallel._ENGINE = best_engine(collector.catalog, engine_name).fresh()
     after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
     if len(sources) == 1 and workers > 1 and _splittable(sources[0]):
         assert sources[0].path is not None
