@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -190,19 +191,21 @@ class Re2Engine:
         return ScanResult(found, tracebacks, {int(d) for d in new if int(d) <= _MAX_RANK})
 
 
-def _cached_database(hyperscan: Any, expressions: list[bytes], flags: list[int]) -> Any:
+def _cached_database(hyperscan: Any, key: object, patterns: Callable[[], tuple[list[bytes], list[int]]]) -> Any:
     """Compiling ~10,000 patterns takes ~150 ms; loading the serialized database takes under 1 ms.
 
-    The cache key covers the patterns, their flags and the Hyperscan version, so a changed catalog or
-    library compiles anew. Any problem with the cache (read-only home, a damaged file) only costs the compile.
+    `key` describes the patterns compactly (listing 8,000 rank literals just to hash them cost ~20 ms of
+    every start); it and the Hyperscan version name the cache file, so a changed catalog or library
+    compiles anew. Any problem with the cache (read-only home, a damaged file) only costs the compile.
     """
-    path = cache_path("hyperscan", (hyperscan.__version__, expressions, flags), ".db")
+    path = cache_path("hyperscan", (hyperscan.__version__, key), ".db")
     cached = read_cached(path)
     if cached is not None:
         try:
             return hyperscan.loadb(cached, hyperscan.HS_MODE_BLOCK)
         except Exception:  # a damaged or foreign file: compile instead
             pass
+    expressions, flags = patterns()
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions), flags=flags)
     write_cached(path, hyperscan.dumpb(db))
@@ -255,18 +258,21 @@ class HyperscanEngine:
     def _use(self, dense: bool) -> None:
         """Build (or load) the database: per-rank literals for "[rank" only, or for every form."""
         forms = (_DENSE_FORM, *_OTHER_FORMS) if dense else (_DENSE_FORM,)
-        expressions = list(self._expressions)
-        flags = list(self._flags)
-        if not dense:
-            expressions += [re.escape(form) for form in _OTHER_FORMS]  # ids rank_base, rank_base + 1
-            flags += [0] * len(_OTHER_FORMS)
-        self._per_rank_base = len(expressions)
+        sparse_literals = [] if dense else [re.escape(form) for form in _OTHER_FORMS]  # ids rank_base, +1
+        self._per_rank_base = self._rank_base + len(sparse_literals)
         self._forms = len(forms)
-        for rank in range(_RANK_LIMIT):
-            for form in forms:
-                expressions.append(re.escape(form + b"%d]" % rank))
-                flags.append(self._hs.HS_FLAG_SINGLEMATCH)
-        self._db = _cached_database(self._hs, expressions, flags)
+
+        def patterns() -> tuple[list[bytes], list[int]]:
+            expressions = self._expressions + sparse_literals
+            flags = self._flags + [0] * len(sparse_literals)
+            for rank in range(_RANK_LIMIT):
+                for form in forms:
+                    expressions.append(re.escape(form + b"%d]" % rank))
+                    flags.append(self._hs.HS_FLAG_SINGLEMATCH)
+            return expressions, flags
+
+        key = (self._expressions, self._flags, sparse_literals, forms, _RANK_LIMIT, "single-match per rank")
+        self._db = _cached_database(self._hs, key, patterns)
         self._scratch = self._hs.Scratch(self._db)
         self._dense = dense
 
