@@ -142,3 +142,13 @@ def test_anchors_that_could_hide_a_rank_marker_are_detected():
         assert _overlaps_rank_marker(anchor), anchor
     for anchor in (b"CUDA out of memory", b"Watchdog caught collective operation timeout", b"exitcode: -9"):
         assert not _overlaps_rank_marker(anchor), anchor
+
+
+def test_vectorised_newline_count_equals_bytes_count():
+    from denpex.scan import newlines
+
+    assert newlines.use_numpy_for(newlines.WORTH_NUMPY_BYTES)  # numpy is a dependency
+    log = (CORPUS / "generated" / "gen-dist-rank2-keyerror" / "log.txt").read_bytes()
+    data = log * (3 * (1 << 20) // len(log) + 1)  # a few MiB: several NumPy slices and a partial one
+    for start, end in ((0, None), (1, len(data) - 1), (12345, 12345 + (1 << 20) + 7), (100, 150)):
+        assert newlines.count_newlines(data, start, end) == data.count(b"\n", start, end)

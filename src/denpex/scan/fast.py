@@ -14,6 +14,7 @@ from denpex.model import RankState
 from denpex.scan import parallel
 from denpex.scan.allocator import keep_freed_buffers
 from denpex.scan.engines import best_engine
+from denpex.scan.newlines import use_numpy_for
 from denpex.scan.parallel import FileScan
 from denpex.scan.regions import RegionFinder
 
@@ -46,6 +47,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
     Line numbers and order stay those of the full stream, so the diagnosis is the line path's.
     """
     keep_freed_buffers()
+    use_numpy_for(sum(source.size_hint() for source in sources))
     parallel._ENGINE = best_engine(collector.catalog, engine_name).fresh()
     after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
     if len(sources) == 1 and workers > 1 and _splittable(sources[0]):
