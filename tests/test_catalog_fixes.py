@@ -48,8 +48,10 @@ class Case:
     entry: str
     script: str  # generator script under tests/fixtures/catalog
     fix: tuple[tuple[str, str], ...] = ()  # (old, new): the entry's fix, applied to the script's text
-    launch: str = "python"  # python | torchrun | bash
+    launch: str = "python"  # python | torchrun | torchrun-busy-port | torchrun-two-nodes | bash
     fixed_launch: str | None = None  # when the fix is the launch itself
+    env: tuple[tuple[str, str], ...] = ()  # set for the failing run (and the fixed one, unless fixed_env)
+    fixed_env: tuple[tuple[str, str], ...] | None = None  # when the fix is in the environment
     nproc: int = 2
     name: str = ""  # test id when one entry has several cases
     # A known gap: the fix removes the entry's signature but the program still fails with this message.
@@ -95,6 +97,23 @@ CASES = [
     Case("store-address-in-use", "train_ddp_toy.py", launch="torchrun-busy-port", fixed_launch="torchrun"),
     Case("monitored-barrier-timeout", "monitored-barrier-timeout.py",
          (("time.sleep(30)", "time.sleep(0.1)"),), launch="torchrun"),
+    # GLOO_SOCKET_IFNAME copied from a cluster whose NIC is ib0 (socket-interface-not-found-gloo.sh)
+    Case("socket-interface-not-found", "train_ddp_toy.py", launch="torchrun",
+         env=(("GLOO_SOCKET_IFNAME", "ib0"),), fixed_env=(("GLOO_SOCKET_IFNAME", "lo"),)),
+    # a two-node job whose second agent never starts (rendezvous-timeout.sh); the fix: the right --nnodes
+    Case("rendezvous-timeout", "train_ddp_toy.py", launch="torchrun-two-nodes", fixed_launch="torchrun", nproc=1),
+    # Casting everything to bf16 (the fix's first option) trades this error for the adapters' own fp32 matmul
+    # (verify caught it); this program needs the other option: the fp32 adapters as FSDP units of their own.
+    Case("fsdp-mixed-dtype-flatten", "fsdp-mixed-dtype-flatten.py",
+         (('    model = FSDP(model, device_id=torch.device("cpu"))',
+           '    for block in model:\n'
+           '        block.adapter_a = FSDP(block.adapter_a, device_id=torch.device("cpu"))\n'
+           '        block.adapter_b = FSDP(block.adapter_b, device_id=torch.device("cpu"))\n'
+           '    model = FSDP(model, device_id=torch.device("cpu"))'),), launch="torchrun"),
+    # --- caches ----------------------------------------------------------------------------------
+    Case("cache-lock-timeout", "cache-lock-timeout.sh",
+         (('TORCHINDUCTOR_CACHE_DIR="$SHARED" TORCHINDUCTOR_FILE_LOCK_TIMEOUT=20',
+           'TORCHINDUCTOR_CACHE_DIR="$JOB/own_cache" TORCHINDUCTOR_FILE_LOCK_TIMEOUT=20'),), launch="bash"),
     # --- compile (Dynamo / Inductor on CPU) ------------------------------------------------------
     Case("dynamo-generator-function", "dynamo-generator-function.py", ((
         """@torch.compile(fullgraph=True)
@@ -153,8 +172,9 @@ def stream(h, steps: int):
 ]
 
 
-def _env(job: Path) -> dict[str, str]:
+def _env(job: Path, extra: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB and not k.startswith(_SCRUB_PREFIXES)}
+    env.update(extra)
     env["PYTHONUNBUFFERED"] = "1"
     env["TORCHINDUCTOR_CACHE_DIR"] = str(job / "inductor-cache")
     env["DENPEX_TORCH_PYTHON"] = PYTHON
@@ -167,6 +187,13 @@ def _command(launch: str, case: Case, port: int | None = None) -> list[str]:
         return [PYTHON, "train.py"]
     if launch == "bash":
         return ["bash", "run.sh"]
+    if launch == "torchrun-two-nodes":  # only this node's agent starts: the rendezvous waits for the other
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            free = probe.getsockname()[1]
+        return [TORCHRUN, "--nnodes", "2", "--nproc-per-node", str(case.nproc), "--rdzv-backend", "c10d",
+                "--rdzv-endpoint", f"localhost:{free}", "--rdzv-id", "job42", "--rdzv-conf", "join_timeout=20",
+                "--monitor-interval", "0.5", "train.py"]
     rdzv = ["--master-port", str(port)] if port else ["--standalone"]
     return [TORCHRUN, *rdzv, "--nproc-per-node", str(case.nproc), "--monitor-interval", "0.5", "train.py"]
 
@@ -206,8 +233,8 @@ def _run_broken(case: Case, root: Path) -> Outcome:
     else:
         cmd = _command(case.launch, case)
     try:
-        proc = subprocess.run(cmd, cwd=job, env=_env(job), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, errors="replace", timeout=RUN_TIMEOUT)
+        proc = subprocess.run(cmd, cwd=job, env=_env(job, case.env), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace", timeout=RUN_TIMEOUT)
     finally:
         if holder is not None:
             holder.close()
@@ -220,7 +247,8 @@ def _run_fixed(case: Case, root: Path) -> Outcome:
     log = root / "fixed.log"
     cmd = [DENPEX, "verify", "--entry", case.entry, "--quiet", "--save-log", str(log),
            "--timeout", str(RUN_TIMEOUT), "--", *_command(case.fixed_launch or case.launch, case)]
-    proc = subprocess.run(cmd, cwd=job, env=_env(job), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    env = _env(job, case.env if case.fixed_env is None else case.fixed_env)
+    proc = subprocess.run(cmd, cwd=job, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, errors="replace", timeout=RUN_TIMEOUT + 30)
     return Outcome(proc.returncode, proc.stdout, log.read_text(errors="replace") if log.exists() else "")
 
