@@ -110,6 +110,10 @@ CASES = [
            '        block.adapter_a = FSDP(block.adapter_a, device_id=torch.device("cpu"))\n'
            '        block.adapter_b = FSDP(block.adapter_b, device_id=torch.device("cpu"))\n'
            '    model = FSDP(model, device_id=torch.device("cpu"))'),), launch="torchrun"),
+    # --- host memory -----------------------------------------------------------------------------
+    Case("cpp-bad-alloc", "cpp-bad-alloc.py",
+         (("per_row = labels.unbind(0)  # one Tensor object per row: a C++ vector of 30M tensors",
+           "per_row = labels  # rows indexed lazily from the one tensor"),)),
     # --- caches ----------------------------------------------------------------------------------
     Case("cache-lock-timeout", "cache-lock-timeout.sh",
          (('TORCHINDUCTOR_CACHE_DIR="$SHARED" TORCHINDUCTOR_FILE_LOCK_TIMEOUT=20',
