@@ -149,3 +149,21 @@ def test_validated_catalog_is_cached_and_follows_its_sources(tmp_path, monkeypat
         assert len(list((tmp_path / "cache").glob("catalog-*"))) == 2
     finally:
         load.cache_clear()
+
+
+@pytest.mark.parametrize("where", ["anchor", "priority", "checklist"])
+def test_field_constraints_are_enforced(tmp_path, where):
+    """Lengths and ranges written as annotations on the dataclasses are checked by pydantic at load."""
+    text = (REPO / "src/denpex/catalog/entries/cuda-oom.toml").read_text()
+    if where == "anchor":  # 2 characters, under the minimum of 3
+        text = text.replace('anchor = "', 'anchor = "ab" #', 1)
+    elif where == "priority":
+        text = text.replace("priority = ", "priority = 101 #", 1) if "priority = " in text else \
+            text.replace('role = "cause"', 'role = "cause"\npriority = 101', 1)
+    else:
+        start = text.index("checklist = [")
+        text = text[:start] + "checklist = []\n" + text[text.index("]", start) + 1 :]
+    bad = tmp_path / "cuda-oom.toml"
+    bad.write_text(text)
+    with pytest.raises(CatalogError, match=where):
+        load_entry(bad)
