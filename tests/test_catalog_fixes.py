@@ -206,8 +206,8 @@ def _command(launch: str, case: Case, port: int | None = None) -> list[str]:
     return [TORCHRUN, *rdzv, "--nproc-per-node", str(case.nproc), "--monitor-interval", "0.5", "train.py"]
 
 
-def _job(root: Path, case: Case, fixed: bool) -> Path:
-    job = root / ("fixed" if fixed else "broken")
+def _job(root: Path, case: Case, fixed: bool, attempt: int = 1) -> Path:
+    job = root / ("broken" if not fixed else "fixed" if attempt == 1 else f"fixed-{attempt}")
     job.mkdir(parents=True)
     text = (FIXTURES / case.script).read_text()
     if fixed:
@@ -249,16 +249,26 @@ def _run_broken(case: Case, root: Path) -> Outcome:
     return Outcome(proc.returncode, proc.stdout)
 
 
-def _run_fixed(case: Case, root: Path) -> Outcome:
+def _run_fixed(case: Case, root: Path, attempt: int = 1) -> Outcome:
     """The same program with the entry's fix applied, through `denpex verify --entry`."""
-    job = _job(root, case, fixed=True)
-    log = root / "fixed.log"
+    job = _job(root, case, fixed=True, attempt=attempt)
+    log = root / f"fixed-{attempt}.log"
     cmd = [DENPEX, "verify", "--entry", case.entry, "--quiet", "--save-log", str(log),
            "--timeout", str(RUN_TIMEOUT), "--", *_command(case.fixed_launch or case.launch, case)]
     env = _env(job, case.env if case.fixed_env is None else case.fixed_env)
     proc = subprocess.run(cmd, cwd=job, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, errors="replace", timeout=RUN_TIMEOUT + 30)
-    return Outcome(proc.returncode, proc.stdout, log.read_text(errors="replace") if log.exists() else "")
+    outcome = Outcome(proc.returncode, proc.stdout, log.read_text(errors="replace") if log.exists() else "")
+    # torch 2.13's gloo teardown can abort a rank after the job's work is done (~1 run in 30 under load,
+    # even after a barrier): that known upstream race, and only it, earns one more run
+    if outcome.rc != 0 and attempt == 1 and _only_teardown_abort(outcome.rerun):
+        return _run_fixed(case, root, attempt=2)
+    return outcome
+
+
+def _only_teardown_abort(rerun: str) -> bool:
+    diagnosis = denpex.diagnose(rerun, workers=1)
+    return diagnosis.root_cause is not None and diagnosis.root_cause.entry_id == "teardown-abort"
 
 
 @pytest.fixture(scope="module")
