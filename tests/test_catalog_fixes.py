@@ -38,6 +38,7 @@ PYTHON = sys.executable
 TORCHRUN = str(BIN / "torchrun")
 DENPEX = str(BIN / "denpex")
 RUN_TIMEOUT = 240
+_CGROUP_V1_MEMORY = "/sys/fs/cgroup/memory"
 WORKERS = 4
 
 _SCRUB = ("CXX", "CC", "TORCH_LOGS", "TORCH_COMPILE_DEBUG", "PYTHONWARNINGS")
@@ -49,7 +50,7 @@ class Case:
     entry: str
     script: str  # generator script under tests/fixtures/catalog
     fix: tuple[tuple[str, str], ...] = ()  # (old, new): the entry's fix, applied to the script's text
-    launch: str = "python"  # python | torchrun | torchrun-busy-port | torchrun-two-nodes | shm-64m | bash
+    launch: str = "python"  # python | torchrun | torchrun-busy-port | torchrun-two-nodes | shm-64m | cgroup-1g | bash
     fixed_launch: str | None = None  # when the fix is the launch itself
     env: tuple[tuple[str, str], ...] = ()  # set for the failing run (and the fixed one, unless fixed_env)
     fixed_env: tuple[tuple[str, str], ...] | None = None  # when the fix is in the environment
@@ -192,6 +193,12 @@ def _command(launch: str, case: Case, port: int | None = None) -> list[str]:
         return [PYTHON, "train.py"]
     if launch == "bash":
         return ["bash", "run.sh"]
+    if launch == "cgroup-1g":  # python in a 1 GiB memory cgroup (v1), removed when the run ends
+        script = (f'CG={_CGROUP_V1_MEMORY}/denpex-fixtest-$$; mkdir -p "$CG" && '
+                  'echo 1073741824 > "$CG/memory.limit_in_bytes" || exit 3; '
+                  f'sh -c "echo \\$\\$ > $CG/cgroup.procs && exec {shlex.quote(PYTHON)} train.py"; rc=$?; '
+                  'rmdir "$CG" 2>/dev/null; exit $rc')
+        return ["sh", "-c", script]
     if launch == "shm-64m":
         return ["unshare", "-m", "sh", "-c",
                 f"mount -t tmpfs -o size=64m tmpfs /dev/shm && exec {shlex.quote(PYTHON)} train.py"]
@@ -300,6 +307,12 @@ SERIAL_CASES = [
     # docker's default 64 MiB /dev/shm (a private tmpfs, as dataloader-shm-too-small.sh mounts it)
     Case("dataloader-shm-too-small", "dataloader-shm-too-small.py", (("num_workers=4", "num_workers=0"),),
          launch="shm-64m"),
+    # a 1 GiB memory cgroup, as dataloader-worker-oom-killed.sh sets up; the fix: no unbounded per-worker cache
+    Case("dataloader-worker-oom-killed", "dataloader-worker-oom-killed.py", ((
+        "        if i not in self.cache:\n"
+        "            self.cache[i] = torch.randn(3, 256, 256)  # \"decoded\" frame kept forever in this worker\n"
+        "        return self.cache[i], i % 10",
+        "        return torch.randn(3, 256, 256), i % 10  # decoded on demand, not kept"),), launch="cgroup-1g"),
 ]
 
 
@@ -307,6 +320,8 @@ SERIAL_CASES = [
 def test_fix_removes_signature_alone(case: Case, tmp_path: Path) -> None:
     if case.launch == "shm-64m" and not _can_mount_private_shm():
         pytest.skip("needs root and mount namespaces (unshare -m) to give the run a 64 MiB /dev/shm")
+    if case.launch == "cgroup-1g" and not os.access(_CGROUP_V1_MEMORY, os.W_OK):
+        pytest.skip(f"needs root and a cgroup v1 memory hierarchy at {_CGROUP_V1_MEMORY}")
     _check(case, _run_broken(case, tmp_path), _run_fixed(case, tmp_path))
 
 
