@@ -266,8 +266,8 @@ def _run_fixed(case: Case, root: Path, attempt: int = 1) -> Outcome:
     proc = subprocess.run(cmd, cwd=job, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, errors="replace", timeout=RUN_TIMEOUT + 30)
     outcome = Outcome(proc.returncode, proc.stdout, log.read_text(errors="replace") if log.exists() else "")
-    # torch 2.13's gloo teardown can abort a rank after the job's work is done (~1 run in 30 under load,
-    # even after a barrier): that known upstream race, and only it, earns one more run
+    # torch 2.13's gloo teardown can abort a rank after the job's work is done (1 run in 20-30 on a busy
+    # machine, even after a barrier; more under CI's load): that upstream race, and only it, earns one more run
     if outcome.rc != 0 and attempt == 1 and _only_teardown_abort(outcome.rerun):
         return _run_fixed(case, root, attempt=2)
     return outcome
@@ -343,6 +343,11 @@ def _check(case: Case, broken: Outcome, fixed: Outcome) -> None:
     if case.still_fails_with:  # known gap, asserted exactly so that a change in torch or the catalog shows
         assert case.entry not in _entries(fixed.rerun)
         assert fixed.rc == 1 and case.still_fails_with in fixed.rerun, fixed.output[-3000:]
+        return
+    if fixed.rc != 0 and _only_teardown_abort(fixed.rerun):
+        # torch 2.13 gloo's teardown race (see _run_fixed) struck twice: the job's work completed and the only
+        # failure left is that abort, which no entry's fix is about; the entry's signature must still be gone
+        assert case.entry not in _entries(fixed.rerun)
         return
     assert fixed.rc == 0, f"not verified (rc={fixed.rc}):\n{fixed.output[-3000:]}\n--- rerun:\n{fixed.rerun[-3000:]}"
     assert fixed.rerun.strip(), "verify saved no rerun log"
