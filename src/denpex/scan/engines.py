@@ -25,7 +25,10 @@ from denpex.catalog.loader import Catalog
 TRACEBACK = b"Traceback (most recent call last)"
 STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed")
 # A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
-_RANK_MARKER = re.compile(rb"\[(?:rank|default|Rank )(\d{1,5})\]")
+# The rank-marker forms every engine looks for; the first starts nearly every line of a torchrun log.
+_RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
+_RANK_PREFIX = rb"(?:" + b"|".join(re.escape(form) for form in _RANK_FORMS) + b")"
+_RANK_MARKER = re.compile(_RANK_PREFIX + rb"(\d{1,5})\]")
 
 
 @dataclass(slots=True)
@@ -99,9 +102,6 @@ class PythonEngine:
         return ScanResult(found, sorted(tracebacks), _ranks_in(data))
 
 
-_RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
-
-
 def _unknown_digits(known: set[bytes], depth: int = 0) -> bytes:
     """An RE2 pattern for 1-5 digits and "]" whose digits are none of `known` (a trie walked as a regex)."""
     alts: list[bytes] = []
@@ -166,7 +166,7 @@ class Re2Engine:
     def _compile(self) -> None:
         pattern = self._literals
         if self._ranks_inline and len(self._known) <= self._MAX_KNOWN:
-            pattern += rb"|\[(?:rank|Rank |default)(?:" + _unknown_digits(self._known) + b")"
+            pattern += b"|" + _RANK_PREFIX + b"(?:" + _unknown_digits(self._known) + b")"
         self._plain = self._re2.compile(pattern, self._options)
 
     def scan(self, data: bytes) -> ScanResult:
@@ -217,8 +217,7 @@ def _cached_database(hyperscan: Any, key: object, patterns: Callable[[], tuple[l
 # also start every line ("[default3]:" under torchrun --tee): they begin as one literal each, parsed at
 # each hit, and switch to per-rank literals the first time a chunk holds many of them. Either database
 # finds the same ranks; per-rank literals for the three forms cost ~15% of the scan rate, hence the switch.
-_DENSE_FORM = b"[rank"
-_OTHER_FORMS = (b"[Rank ", b"[default")
+_DENSE_FORM, *_OTHER_FORMS = _RANK_FORMS
 _RANK_LIMIT = 4096
 _SWITCH_AT = 256  # hits of the other forms in one chunk
 
