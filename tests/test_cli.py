@@ -203,6 +203,21 @@ def test_terminal_exit_codes_for_warning_and_clean():
     assert run("diagnose", CLEAN_LOG).returncode == 0
 
 
+def test_workers_and_engine_options_give_the_same_report():
+    # a user on a shared node limits the processes; the scanner choice never changes the diagnosis
+    code, default = diagnose_json(RANKS_DIR)
+    for args in (["--workers", "1"], ["--workers", "3", "--engine", "re2"], ["--engine", "python"],
+                 ["--engine", "lines", "--workers", "2"]):
+        again_code, again = diagnose_json(*args, RANKS_DIR)
+        assert again_code == code == 1
+        for key in ("verdict", "root_cause", "collateral"):
+            assert again[key] == default[key], (args, key)
+        # the fast path frames only the regions around findings: per-rank line counts differ (its note says so)
+        assert [r["rank"] for r in again["ranks"]] == [r["rank"] for r in default["ranks"]] == [0, 1, 2, 3]
+    bad = run("diagnose", "--workers", "0", RANKS_DIR)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--workers" in bad.stderr
+
+
 def test_python_m_denpex_diagnoses():
     result = run("diagnose", "--format", "json", FAILURE_LOG)
     assert result.returncode == 1

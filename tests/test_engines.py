@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import pytest
 
@@ -152,3 +154,24 @@ def test_vectorised_newline_count_equals_bytes_count():
     data = log * (3 * (1 << 20) // len(log) + 1)  # a few MiB: several NumPy slices and a partial one
     for start, end in ((0, None), (1, len(data) - 1), (12345, 12345 + (1 << 20) + 7), (100, 150)):
         assert newlines.count_newlines(data, start, end) == data.count(b"\n", start, end)
+
+
+def _square_or_fail(job: object) -> object:
+    if job == "raise":
+        raise OSError("disk gone")
+    if job == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return job * job  # type: ignore[operator]
+
+
+def test_forked_ranges_return_in_order_and_report_a_failed_worker():
+    # this process runs the first job, forked children the rest; results come back in job order
+    assert parallel.run_split(_square_or_fail, [2, 3, 4]) == [4, 9, 16]
+    with pytest.raises(parallel.WorkerFailed, match="OSError: disk gone"):
+        parallel.run_split(_square_or_fail, [2, "raise"])
+    with pytest.raises(parallel.WorkerFailed, match="died .signal 9"):
+        parallel.run_split(_square_or_fail, [2, "die"])
+    with pytest.raises(OSError, match="disk gone"):  # this process failed: its children are reaped
+        parallel.run_split(_square_or_fail, ["raise", 3])
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)

@@ -1,3 +1,3 @@
-from denpex.cli import main
+from denpex.cli import console
 
-main()
+console()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +14,6 @@ from denpex.cachefiles import cache_path, read_cached, write_cached
 from denpex.catalog import schema
 from denpex.catalog.schema import Entry
 from denpex.errors import DenpexInputError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 class CatalogError(DenpexInputError):
@@ -39,6 +34,11 @@ class Catalog:
 
 def load_entry(path: Path) -> Entry:
     from pydantic import ValidationError
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -62,7 +62,7 @@ def _validator() -> Any:
 
 
 def entries_dir() -> Path:
-    return Path(str(resources.files("denpex.catalog") / "entries"))
+    return Path(__file__).resolve().parent / "entries"  # a real folder: entries are listed with scandir
 
 
 @lru_cache(maxsize=4)
@@ -70,12 +70,13 @@ def load(directory: str | None = None) -> Catalog:
     """All entries, sorted by id; sibling ids must exist (a dangling sibling is a catalog bug).
 
     Parsing and validating 130 TOML files costs ~50 ms on every run; the validated entries are kept in
-    Denpex's cache (keyed by the entry files' contents and the schema's source), which loads in ~3 ms.
+    Denpex's cache, which loads in ~3 ms. The cache is keyed by the schema's source and, as Python keys
+    its .pyc files, by each entry file's name, size and modification time: a stat per file instead of
+    a read (3,000 entries: 10 ms instead of 70).
     """
     root = Path(directory) if directory else entries_dir()
-    files = sorted(root.glob("*.toml"))
-    sources = [(p.name, p.read_bytes()) for p in files]
-    key = (sys.version_info[:2], Path(schema.__file__).read_bytes(), sources)
+    stats = _entry_files(root)
+    key = (sys.version_info[:2], Path(schema.__file__).read_bytes(), stats)
     path = cache_path("catalog", key, ".pickle")
     cached = read_cached(path)
     if cached is not None:
@@ -85,9 +86,19 @@ def load(directory: str | None = None) -> Catalog:
                 return Catalog(entries)
         except Exception:  # a damaged or foreign file: validate the sources instead
             pass
-    catalog = _validated(root, files)
+    catalog = _validated(root, [root / stat[0] for stat in stats])
     write_cached(path, pickle.dumps(catalog.entries, protocol=pickle.HIGHEST_PROTOCOL))
     return catalog
+
+
+def _entry_files(root: Path) -> list[tuple[str, int, int, int]]:
+    """(name, size, mtime in ns, inode) of every *.toml file in root, by name; none when root is unreadable."""
+    try:
+        with os.scandir(root) as found:
+            stats = [(e.name, e.stat()) for e in found if e.name.endswith(".toml") and e.is_file()]
+    except OSError:
+        return []
+    return sorted((name, st.st_size, st.st_mtime_ns, st.st_ino) for name, st in stats)
 
 
 def _validated(root: Path, files: list[Path]) -> Catalog:

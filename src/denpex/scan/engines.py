@@ -337,4 +337,7 @@ def _build(catalog: Catalog, name: str) -> CandidateEngine:
             errors.append(f"{candidate}: {exc}")
             continue
         errors.append(f"unknown engine {candidate!r}")
-    raise ValueError("; ".join(errors))
+    from denpex.errors import DenpexInputError
+
+    hint = "" if name == "auto" else "; `--engine auto` picks the fastest one installed"
+    raise DenpexInputError(f"no usable scanning engine ({'; '.join(errors)}){hint}")
