@@ -276,6 +276,7 @@ def console() -> None:
     (temporary directories, logging) run first, then the process leaves with main()'s exit code.
     """
     import atexit
+    import contextlib
     import os
 
     try:
@@ -290,8 +291,6 @@ def console() -> None:
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken pipe: nothing more to say there
             stream.flush()
-        except (OSError, ValueError):  # a closed or broken pipe: nothing more can be said there
-            pass
     os._exit(code)
