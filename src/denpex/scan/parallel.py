@@ -11,7 +11,6 @@ its end (lines after a candidate), but only candidates inside its range start re
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
@@ -219,5 +218,7 @@ def map_files(func: object, items: list[object], workers: int) -> Iterator[objec
     if workers <= 1 or len(items) <= 1:
         yield from map(func, items)  # type: ignore[call-overload]
         return
+    import multiprocessing  # ~5 ms of imports, only for many-file inputs
+
     with multiprocessing.get_context("fork").Pool(min(workers, len(items))) as pool:
         yield from pool.imap(func, items, chunksize=max(1, len(items) // (workers * 8)))  # type: ignore[arg-type]
