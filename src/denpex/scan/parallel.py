@@ -16,6 +16,7 @@ import pickle
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
@@ -154,7 +155,11 @@ class WorkerFailed(RuntimeError):
     """A forked worker raised or died; the message says which and why."""
 
 
-def run_split(func: Callable[[object], RangeResult], jobs: list[object]) -> list[RangeResult]:
+Job = TypeVar("Job")
+Result = TypeVar("Result")
+
+
+def run_split(func: Callable[[Job], Result], jobs: list[Job]) -> list[Result]:
     """func over equal-sized jobs: the first here, each other in a forked child; results in job order.
 
     Cheaper than a multiprocessing.Pool (no pool threads, no task queue: ~15 ms less on a 1 GiB scan)
@@ -185,7 +190,7 @@ def run_split(func: Callable[[object], RangeResult], jobs: list[object]) -> list
                 pass
 
 
-def _child_main(func: Callable[[object], RangeResult], job: object, write_fd: int) -> None:
+def _child_main(func: Callable[[Job], Result], job: Job, write_fd: int) -> None:
     """Run one job, send (ok, result or error message) through the pipe, leave without cleanup."""
     status = 0
     try:
@@ -200,14 +205,15 @@ def _child_main(func: Callable[[object], RangeResult], job: object, write_fd: in
         os._exit(status)  # no atexit handlers, no flushing the parent's inherited stdout buffers
 
 
-def _child_result(pid: int, read_fd: int) -> RangeResult:
+def _child_result(pid: int, read_fd: int) -> Result:
     with os.fdopen(read_fd, "rb") as pipe:
         payload = pipe.read()
     _, status = os.waitpid(pid, 0)
-    if not payload:
+    try:
+        ok, value = pickle.loads(payload)
+    except Exception:  # nothing or half a result: the child died before or while sending it
         how = f"signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status) else "no result"
-        raise WorkerFailed(f"a scan worker died ({how})")
-    ok, value = pickle.loads(payload)
+        raise WorkerFailed(f"a scan worker died ({how})") from None
     if not ok:
         raise WorkerFailed(f"a scan worker failed: {value}")
     return value  # type: ignore[no-any-return]
