@@ -10,7 +10,8 @@ written or read), and times, end to end as separate processes:
   denpex diagnose --format json FILE        the installed command, --workers 1 and every core, per engine
 
 and reports MB/s, ratios to ripgrep, peak RSS, and whether every Denpex run found the same diagnosis.
-`--patterns` adds a scaling run with synthetic catalogs of 30, 300 and 3,000 entries.
+`--patterns` adds a scaling run with synthetic catalogs of 30, 300 and 3,000 patterns (one core, through
+the Python API, which takes a catalog folder), with `rg -F -f` over the same literals as the reference.
 
     python benchmarks/bench_scale.py --sizes 256M,1G [--patterns] [--engines hyperscan,re2]
 """
