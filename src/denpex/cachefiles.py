@@ -1,4 +1,5 @@
-"""Denpex's own cache: compiled scanner databases and the validated catalog, keyed by content hashes.
+"""Denpex's own cache: compiled scanner databases and the validated catalog, each named by a hash of a
+description of what it was built from (the patterns; the entry files' names, sizes and times).
 
 Everything here is derived data: a missing, stale or damaged file only costs rebuilding it, and a cache
 dir that cannot be written (read-only home, full disk) is silently skipped. `DENPEX_CACHE_DIR` moves it,
