@@ -76,6 +76,10 @@ class Finding:
     initiating_rank: int | None = None  # set when the initiating rank differs from the evidence line's rank
     rank_reason: str = ""  # which evidence decided the initiating rank
     rank_unknown: bool = False  # the log cannot tell which rank started it (e.g. two ranks disagree)
+    # "high": the signature's regex confirmed the line (or it has none); "low": only its anchor matched (a
+    # wording the regex does not know), or a generic rule classified the exception by its layer
+    confidence: str = "high"
+    classified_by: str = ""  # for a generic finding: the evidence that chose its layer's entry
 
     @property
     def rank(self) -> int | None:

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from denpex.analyze import layers
 from denpex.analyze.ranks import RankTracker
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
@@ -20,11 +21,11 @@ from denpex.scan.engine import Hit, LineMatcher
 
 KEEP_PER_KEY = 3  # occurrences kept in full per (entry, rank); later ones are only counted
 AFTER_LINES = 30  # lines kept after a finding's evidence (details like op/shapes live there)
-_INTERNAL_FRAME = re.compile(r"torch/(_dynamo|_inductor|_functorch|fx|_subclasses|_higher_order_ops|export)/")
 # a backend's exception raised under Dynamo's call into the backend is the compiler's, even in user files
 _COMPILER_CALL = re.compile(r"in (?:call_user_compiler|_call_user_compiler|compile_fx|_compile_fx_inner)$")
-USER_EXCEPTION_ID = "uncaught-user-exception"
-COMPILER_EXCEPTION_ID = "uncaught-compiler-exception"
+# an anchor whose regex missed still counts on a line that is itself an error report
+_ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Ee]xception|[Aa]bort(?:ed|ing)?)\b")
+UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 
 
 @dataclass(slots=True)
@@ -84,7 +85,8 @@ class Collector:
         claimed = False  # whether a catalog entry explains this exception line
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             for hit in self.matcher.match(line):
-                self._add(hit.entry, hit, line, block, ring)
+                if not self._add(hit.entry, hit, line, block, kind, ring):
+                    continue
                 role = self._role_of(hit)
                 # a wrapper that names its inner exception in line (`InductorError: RuntimeError: ...`)
                 # leaves that inner exception to be explained, by an entry or as an uncaught exception
@@ -110,14 +112,29 @@ class Collector:
     def _role_of(self, hit: Hit) -> Role:
         return Role(hit.signature.role or hit.entry.role)
 
-    def _add(self, entry: Entry, hit: Hit, line: Line, block: Block | None, ring: deque[Line]) -> None:
+    def _add(self, entry: Entry, hit: Hit, line: Line, block: Block | None, kind: Kind, ring: deque[Line]) -> bool:
+        """Record a hit; False when it is not an event (an unconfirmed anchor on an ordinary line)."""
         role = self._role_of(hit)
         fatal = hit.signature.fatal if hit.signature.fatal is not None else entry.fatal
         in_exception = block is not None and not block.logged and block.exception is not None
+        handled = block is not None and block.logged and kind in (Kind.EXCEPTION, Kind.MESSAGE)
+        priority = hit.signature.priority if hit.signature.priority is not None else entry.priority
+        if not hit.confirmed:
+            # the regex extracts fields, it does not veto; but an anchor alone is weaker evidence: it counts
+            # on an error report (an exception, an error-level record, a line that says error/failed)
+            reports = (in_exception and kind in (Kind.EXCEPTION, Kind.MESSAGE)) or line.level in ("E", "F") \
+                or _ERROR_WORDS.search(line.body) is not None
+            if not reports:
+                return False
+            priority -= UNCONFIRMED_PENALTY
         if in_exception and not block.orphan:  # type: ignore[union-attr]
             fatal = True
             if role in (Role.WARNING, Role.CONTEXT):
                 role = Role.CAUSE
+        elif handled and fatal and role is Role.CAUSE:
+            # a traceback a logger printed at DEBUG/INFO/WARNING was caught and handled: the job went on
+            fatal = False
+            role = Role.WARNING
         rank = _int_or_none(hit.fields.get("rank"), line.rank)
         self._record(
             entry_id=entry.id,
@@ -131,16 +148,17 @@ class Collector:
             block=block if in_exception else None,
             ring=ring,
             entry=entry,
-            priority=hit.signature.priority if hit.signature.priority is not None else entry.priority,
+            priority=priority,
             generic=False,
+            confidence="high" if hit.confirmed else "low",
         )
+        return True
 
     def _maybe_generic(self, line: Line, block: Block, ring: deque[Line]) -> None:
-        """An uncaught exception that no catalog entry explains is still a cause: a user or internal error."""
-        internal = (block.last_frame_path is not None and _INTERNAL_FRAME.search(block.last_frame_path)) or any(
-            _COMPILER_CALL.search(frame) for frame in block.frames
-        )
-        entry = self.catalog.get(COMPILER_EXCEPTION_ID if internal else USER_EXCEPTION_ID)
+        """An uncaught exception that no catalog entry explains is still a cause, filed under its layer's entry."""
+        wrapped = block.wrapped_by_backend or any(_COMPILER_CALL.search(frame) for frame in block.frames)
+        verdict = layers.classify(block.exception_type or "", line.body, block.frames, wrapped)
+        entry = self.catalog.fallback(verdict.layer.value) or self.catalog.fallback(layers.Layer.USER.value)
         assert entry is not None, "the catalog lacks the uncaught-exception entries"
         self._record(
             entry_id=entry.id,
@@ -156,6 +174,7 @@ class Collector:
             entry=entry,
             priority=entry.priority,
             generic=True,
+            reason=f"no catalog entry explains this exception; {verdict.evidence}",
         )
 
     def _record(
@@ -174,6 +193,8 @@ class Collector:
         entry: Entry | None,
         priority: int,
         generic: bool,
+        confidence: str = "high",
+        reason: str = "",
     ) -> None:
         key = (entry_id, rank, role)
         count = self._kept_count.get(key, 0) + 1
@@ -200,6 +221,8 @@ class Collector:
             generic=generic,
             in_traceback=block is not None,
             count=count,
+            confidence=confidence,
+            classified_by=reason,
             ranks={rank} if rank is not None else set(),
             context_before=list(ring)[-self.context :] if keep_context and self.context else [],
         )

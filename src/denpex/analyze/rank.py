@@ -390,6 +390,8 @@ def _why(root: Candidate, fatal: list[Candidate]) -> str:
     lower = sum(1 for c in others if _tier(c) > tier)
     later = sum(1 for c in others if _tier(c) == tier and c.event != root.event)
     parts = [f"{kind}, earliest of its kind"]
+    if root.finding.classified_by:
+        parts[0] = f"{kind} ({root.finding.classified_by}), earliest of its kind"
     if same_event:
         parts.append(f"most specific of {len(same_event) + 1} findings in the same error")
     if later:

@@ -15,10 +15,25 @@ from enum import Enum
 from denpex.model import Line
 
 TRACEBACK_HEADER = re.compile(r"^(?:Original )?Traceback \(most recent call last\):")
+# a header glued after a progress bar that printed no newline: `100%|####| 5/5 [00:02<00:00]Traceback (...):`
+_GLUED_HEADER = re.compile(r"\S.*?(?P<header>Traceback \(most recent call last\):)\s*$")
+# an exception glued after a progress bar: `45%|####5     | 45/100 [00:10<00:12, 4.5it/s]RuntimeError: ...`
+_GLUED_AFTER_BAR = re.compile(r"^.*?\d+%\|[^|]*\|[^\[\]]*\[[^\]]*\]\s*(?P<rest>\S.*)$")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
 # an exception line in a pasted excerpt, without the traceback above it
-_ORPHAN_EXCEPTION = re.compile(r"^(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failed|Interrupt|Exit)\b(?::|$)")
+_ORPHAN_EXCEPTION = re.compile(
+    r"^(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Interrupt|Exit)|Exception)\b(?::|$)"
+)
+# the same inside an error-level log record: `ERROR - training failed: RuntimeError: CUDA error: ...`
+_RECORDED_EXCEPTION = re.compile(
+    r"(?:^|[\s:\]])(?P<exc>(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Interrupt)|Exception)): \S"
+)
+# after frames with no header above them (a pasted excerpt cut at the top), what an exception line looks like
+_HEADLESS_EXCEPTION = re.compile(
+    r"^(?:[a-z_]\w*\.)+[A-Z]\w*(?::|$)|^[A-Z]\w*(?:Error|Exception|Failed|Interrupt|Exit|Iteration|Unsupported"
+    r"|Warning)\b(?::|$)"
+)
 _FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
 _FRAME_TAIL = re.compile(r'^[^\s"]*\.py", line \d+, in \S+$')  # a frame line cut at the start of an excerpt
 _MAX_FRAMES_KEPT = 400
@@ -47,6 +62,8 @@ class Block:
     exception_type: str | None = None
     message_lines: int = 0
     chained: bool = False
+    headless: bool = False  # frames with no `Traceback` header above them (the excerpt was cut)
+    wrapped_by_backend: bool = False  # `BackendCompilerFailed: backend='inductor' raised:` carried the exception
 
 
 class _Stream:
@@ -78,6 +95,10 @@ class TracebackTracker:
         echo = stream.after_frame and indented and not is_frame
         # source echoed under a frame runs on (multi-line calls) until the next unindented line
         stream.after_frame = is_frame or echo
+        if "Traceback (" in stripped and not TRACEBACK_HEADER.match(stripped):
+            glued = _GLUED_HEADER.match(stripped)
+            if glued and not stream.after_frame:
+                stripped = glued.group("header")
         if TRACEBACK_HEADER.match(stripped):
             if stripped.startswith("Original") and stream.block is not None and stream.state != "idle":
                 # a DataLoader worker's traceback printed inside the main process's exception message:
@@ -96,12 +117,13 @@ class TracebackTracker:
                 if stripped and len(block.frames) < _MAX_FRAMES_KEPT:
                     block.frames.append(stripped)
                 return block, Kind.FRAME
-            if _EXCEPTION_LINE.match(stripped):
+            if _EXCEPTION_LINE.match(stripped) and (not block.headless or _HEADLESS_EXCEPTION.match(stripped)):
                 return self._exception(stream, block, line, stripped), Kind.EXCEPTION
             stream.state = "idle"
         elif stream.state == "inner" and block is not None:
             if not stripped:
                 return block, Kind.MESSAGE
+            block.wrapped_by_backend = True
             return self._exception(stream, block, line, stripped), Kind.EXCEPTION
         elif stream.state == "message" and block is not None:
             ends = (line.level is not None and line.level != block.header.level) or (
@@ -113,14 +135,37 @@ class TracebackTracker:
                 block.message_lines += 1
                 return block, Kind.MESSAGE
             stream.state = "idle"
+        if is_frame and _FRAME.match(body):
+            # frames with no header: the excerpt lost its `Traceback (most recent call last):` line
+            self._next_id += 1
+            block = Block(self._next_id, header=line, logged=line.level in ("D", "I", "W"), headless=True)
+            stream.block = block
+            stream.state = "frames"
+            frame = _FRAME.match(body)
+            block.last_frame_path = frame.group("path") if frame else None
+            block.frames.append(stripped)
+            return block, Kind.FRAME
         if is_frame or echo:
             return None, Kind.FRAME
-        if line.level is None and _ORPHAN_EXCEPTION.match(stripped):
-            self._next_id += 1
-            block = Block(self._next_id, header=line, logged=False, orphan=True)
-            stream.block = block
-            return self._exception(stream, block, line, stripped), Kind.EXCEPTION
+        candidate = stripped
+        if "%|" in stripped:
+            glued = _GLUED_AFTER_BAR.match(stripped)
+            if glued:
+                candidate = glued.group("rest")
+        if line.level is None and _ORPHAN_EXCEPTION.match(candidate):
+            return self._orphan(stream, line, candidate), Kind.EXCEPTION
+        if line.level in ("E", "F"):
+            recorded = _RECORDED_EXCEPTION.search(candidate)
+            if recorded:
+                return self._orphan(stream, line, candidate[recorded.start("exc") :]), Kind.EXCEPTION
         return None, Kind.OTHER
+
+    def _orphan(self, stream: _Stream, line: Line, stripped: str) -> Block:
+        """An exception line with no traceback above it: a pasted excerpt, or one an error record carries."""
+        self._next_id += 1
+        block = Block(self._next_id, header=line, logged=False, orphan=True)
+        stream.block = block
+        return self._exception(stream, block, line, stripped)
 
     def forget(self, file: str) -> None:
         for key in [k for k in self._streams if k[0] == file]:

@@ -31,6 +31,10 @@ class Catalog:
     def get(self, entry_id: str) -> Entry | None:
         return self.by_id.get(entry_id)
 
+    def fallback(self, layer: str) -> Entry | None:
+        """The generic entry that files a layer's unexplained exceptions (`fallback_for = "<layer>"`)."""
+        return next((e for e in self.entries if e.fallback_for == layer), None)
+
 
 def load_entry(path: Path) -> Entry:
     from pydantic import ValidationError

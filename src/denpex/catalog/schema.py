@@ -155,6 +155,9 @@ class Entry:
     # "uncaught_exception" entries have no signature: the analyzer files uncaught exceptions that no other
     # entry explains under them (user code vs PyTorch's compiler internals, told apart by the last frame)
     matched_by: Literal["signature", "uncaught_exception"] = "signature"
+    # for "uncaught_exception" entries: the layer whose unexplained exceptions this entry files (each layer
+    # falls back to its own generic entry: analyze/layers.py tells which layer raised an exception)
+    fallback_for: Literal["compiler", "triton", "distributed", "cuda", "user"] | None = None
     signatures: list[Signature] = field(default_factory=list)
     details: list[Detail] = field(default_factory=list)
     refinements: list[Refinement] = field(default_factory=list)
@@ -171,6 +174,8 @@ class Entry:
             raise ValueError("id: ids are lower-case words joined by '-', '_' or '.'")
         if self.matched_by == "signature" and not self.signatures:
             raise ValueError("an entry matched by signature needs at least one [[signature]]")
+        if (self.matched_by == "uncaught_exception") != (self.fallback_for is not None):
+            raise ValueError("an entry matched by uncaught_exception names the layer it is the fallback_for")
 
 
 def validator() -> Any:

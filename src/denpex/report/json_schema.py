@@ -68,6 +68,8 @@ class FindingOut:
     fields: dict[str, object]
     """values captured from the log"""
     evidence: EvidenceOut
+    confidence: str
+    """high: the signature's regex confirmed the line; low: only its anchor matched (an unknown wording)"""
 
 
 @dataclass
@@ -199,6 +201,7 @@ def _finding(f: Finding) -> dict[str, object]:
         "count": f.count,
         "fields": f.fields,
         "evidence": _evidence(f.evidence),
+        "confidence": f.confidence,
     }
 
 

@@ -18,6 +18,37 @@ class Hit:
     entry: Entry
     signature: Signature
     fields: dict[str, str]
+    # the signature's regex matched too; False when only the anchor did (a wording the regex does not know):
+    # the regex extracts fields, it does not veto the anchor, and the analysis weighs the hit lower
+    confirmed: bool = True
+
+
+# a path or source location: `/site-packages/torch/_inductor/cudagraph_trees.py:12`, `C:\x\triton\cache`
+_PATH_TOKEN = re.compile(r"""[^\s"'()\[\]<>,;=]*[/\\][^\s"'()\[\]<>,;=]*""")
+
+
+# a token no ordinary sentence holds: CamelCase, an acronym, snake_case, a name with digits (LoweringException,
+# ncclSystemError, CUDA, SIGKILL, cudaErrorLaunchFailure, c10d)
+_DISTINCTIVE_TOKEN = re.compile(r"[A-Z]{3,}|[a-z][A-Z]|[A-Z][a-z]+[A-Z]|[a-z]_[a-z]|[A-Za-z]\d|\d[A-Za-z]")
+
+
+def distinctive(anchor: str) -> bool:
+    """An anchor specific enough to stand alone when its regex misses; `error: ` or `Killed` is not."""
+    return len(anchor.strip()) >= 24 or bool(_DISTINCTIVE_TOKEN.search(anchor))
+
+
+def _only_in_paths(text: str, anchor: str) -> bool:
+    """Every occurrence of the anchor lies inside a file path: the path names a module, not the message."""
+    if "/" not in text and "\\" not in text:
+        return False
+    spans = [m.span() for m in _PATH_TOKEN.finditer(text)]
+    start = text.find(anchor)
+    while start >= 0:
+        end = start + len(anchor)
+        if not any(lo <= start and end <= hi for lo, hi in spans):
+            return False
+        start = text.find(anchor, start + 1)
+    return True
 
 
 @dataclass(slots=True)
@@ -27,6 +58,8 @@ class _Compiled:
     anchor: str
     source: str | None  # compiled on the first line holding the anchor: up front, ~240 regexes cost ~40 ms
     flags: int
+    path_free: bool = True  # the anchor names a message, not a file: a hit only inside a path is no hit
+    stands_alone: bool = True  # the anchor is distinctive: a hit whose regex misses is kept, weighed lower
     regex: re.Pattern[str] | None = None
 
     def search(self, subject: str) -> re.Match[str] | None:
@@ -51,6 +84,8 @@ class LineMatcher:
                     anchor=sig.anchor.lower() if sig.ignore_case else sig.anchor,
                     source=sig.regex,
                     flags=flags,
+                    path_free=not any(c in sig.anchor for c in "/\\") and ".py" not in sig.anchor,
+                    stands_alone=distinctive(sig.anchor),
                 )
                 (self._folded if sig.ignore_case else self._plain).append(compiled)
         # a cheap first gate: a line shorter than the shortest anchor cannot hit
@@ -61,12 +96,12 @@ class LineMatcher:
         text = line.text
         if len(text) < self._min_len:
             return []
-        hits: list[Hit] = []
-        seen: set[str] = set()
+        confirmed_hits: dict[str, Hit] = {}
+        anchor_only: dict[str, Hit] = {}
         lowered: str | None = None
         for group in (self._plain, self._folded):
             for compiled in group:
-                if compiled.entry.id in seen:
+                if compiled.entry.id in confirmed_hits:
                     continue
                 if compiled.signature.ignore_case:
                     if lowered is None:
@@ -76,14 +111,17 @@ class LineMatcher:
                     haystack = text
                 if compiled.anchor not in haystack:
                     continue
+                if compiled.path_free and _only_in_paths(haystack, compiled.anchor):
+                    continue
                 subject = line.body if compiled.signature.in_body else text
                 if compiled.source is None:
-                    fields: dict[str, str] = {}
-                else:
-                    found = compiled.search(subject)
-                    if not found:
-                        continue
+                    confirmed_hits[compiled.entry.id] = Hit(compiled.entry, compiled.signature, {})
+                    continue
+                found = compiled.search(subject)
+                if found:
                     fields = {k: v for k, v in found.groupdict().items() if v is not None}
-                hits.append(Hit(compiled.entry, compiled.signature, fields))
-                seen.add(compiled.entry.id)
-        return hits
+                    confirmed_hits[compiled.entry.id] = Hit(compiled.entry, compiled.signature, fields)
+                elif compiled.stands_alone:
+                    anchor_only.setdefault(compiled.entry.id, Hit(compiled.entry, compiled.signature, {}, False))
+        # confirmed hits first; an anchor whose regex missed (a wording it does not know) is kept, weighed lower
+        return list(confirmed_hits.values()) + [h for eid, h in anchor_only.items() if eid not in confirmed_hits]

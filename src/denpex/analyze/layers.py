@@ -1,0 +1,145 @@
+"""Which layer raised an exception that no catalog entry explains: compiler, Triton, distributed, CUDA or user.
+
+Why: without this, every unexplained exception fell back to "the user's code", even a
+`torch._dynamo.exc.InternalTorchDynamoError` or a `torch.distributed` store error. The evidence, strongest
+first: the exception class (its module or its name), a `backend='...' raised:` wrapper, the message's CUDA
+vocabulary (asynchronous CUDA errors surface in whatever user line synchronised), the innermost frame that
+belongs to a layer (user code called from DDP's forward is still user code), then weaker words of the message.
+Only evidence of user code (or no evidence at all) makes a user error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Layer(str, Enum):
+    COMPILER = "compiler"
+    TRITON = "triton"
+    DISTRIBUTED = "distributed"
+    CUDA = "cuda"
+    USER = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    layer: Layer
+    evidence: str  # what decided it, for the report's reason
+
+
+# module prefixes of exception classes, today's and the 2022 standalone packages'
+_CLASS_MODULES: tuple[tuple[str, Layer], ...] = (
+    ("torch._dynamo.", Layer.COMPILER),
+    ("torch._inductor.", Layer.COMPILER),
+    ("torch._functorch.", Layer.COMPILER),
+    ("torch._subclasses.", Layer.COMPILER),
+    ("torch._higher_order_ops.", Layer.COMPILER),
+    ("torch._export.", Layer.COMPILER),
+    ("torch.export.", Layer.COMPILER),
+    ("torch.fx.", Layer.COMPILER),
+    ("torch._prims", Layer.COMPILER),
+    ("torch.utils._sympy.", Layer.COMPILER),
+    ("torchdynamo.", Layer.COMPILER),
+    ("torchinductor.", Layer.COMPILER),
+    ("functorch.", Layer.COMPILER),
+    ("triton.", Layer.TRITON),
+    ("torch.distributed.", Layer.DISTRIBUTED),
+    ("torch.cuda.", Layer.CUDA),
+)
+_CLASS_NAMES = re.compile(
+    r"""^(?:
+        (?P<compiler>Internal\w*Error|TorchRuntimeError|BackendCompilerFailed|InductorError|LoweringException
+          |Unsupported|UserError|CppCompileError|InvalidCxxCompiler|GuardOnDataDependentSymNode
+          |DataDependentOutputException|DynamicOutputShapeException|ConstraintViolationError
+          |FailOnRecompileLimitHit|RecompileLimitExceeded|CacheLimitExceeded|SkipFrame|MissingOperator\w*)
+      | (?P<triton>CompilationError|OutOfResources|PTXASError|TritonError\w*)
+      | (?P<distributed>Dist\w*Error|\w*Rendezvous\w*(?:Error|Exception)|ChildFailedError|SignalException
+          |ProcessExitedException|ProcessRaisedException)
+      | (?P<cuda>AcceleratorError|CudaError|CUDAError|OutOfMemoryError)
+    )$""",
+    re.VERBOSE,
+)
+_BACKEND_RAISED = re.compile(r"backend='[^']*' raised:|compiler_fn\b.*raised|backend_compiler_failed")
+_CUDA_WORDS = re.compile(
+    r"CUDA error\b|CUDA driver error|cudaError\w*|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|cuDNN error|CUresult"
+    r"|\bcuda(?:Malloc|Memcpy|Launch|StreamSynchronize)\w*\b|CUDA kernel errors might be asynchronously"
+)
+_FRAME_PATH = re.compile(r'File "(?P<path>[^"]+)"|^(?P<tail>[^\s"]*\.py)", line \d+')
+_FRAME_LAYERS: tuple[tuple[re.Pattern[str], Layer], ...] = (
+    (re.compile(r"torch[/\\](?:_dynamo|_inductor|_functorch|_subclasses|_higher_order_ops|_export|export|fx"
+                r"|_prims\w*|_refs|_decomp|utils[/\\]_sympy)[/\\.]"
+                r"|(?:^|[/\\])(?:torchdynamo|torchinductor|functorch)[/\\]|torchinductor_[^/\\]*[/\\]"),
+     Layer.COMPILER),
+    (re.compile(r"(?:^|[/\\])triton[/\\](?:compiler|runtime|language|backends|_C|tools)?"), Layer.TRITON),
+    (re.compile(r"torch[/\\]distributed[/\\]|torch[/\\]nn[/\\]parallel[/\\]distributed\.py"), Layer.DISTRIBUTED),
+)
+# torch's own eager code, the interpreter and its standard library: they run every layer's work, so they
+# say nothing about which layer raised
+_NEUTRAL = re.compile(
+    r"(?:^|[/\\])(?:torch|torchvision|torchaudio)[/\\]|<frozen "
+    r"|[/\\]lib[/\\]python3\.\d+[/\\](?!site-packages|dist-packages)|[/\\]Lib[/\\](?!site-packages)|^<string>$|^<stdin>$"
+)
+_WEAK_WORDS: tuple[tuple[re.Pattern[str], Layer], ...] = (
+    (re.compile(r"\b(?:NCCL|nccl\w+|c10d|ProcessGroup\w*|[Gg]loo|TCPStore|rendezvous|collective)\b"),
+     Layer.DISTRIBUTED),
+    (re.compile(r"\b(?:triton|Triton|ptxas|PTX)\b"), Layer.TRITON),
+    (re.compile(r"\b(?:dynamo|Dynamo|inductor|Inductor|aot_autograd|FakeTensor|fx\.Graph|torch\.compile)\b"),
+     Layer.COMPILER),
+)
+
+
+def frame_path(frame: str) -> str | None:
+    found = _FRAME_PATH.search(frame)
+    if not found:
+        return None
+    return found.group("path") or found.group("tail")
+
+
+def _by_class(exception_type: str) -> Verdict | None:
+    for prefix, layer in _CLASS_MODULES:
+        if exception_type.startswith(prefix):
+            return Verdict(layer, f"the exception class {exception_type} belongs to {prefix.rstrip('.')}")
+    name = exception_type.rsplit(".", 1)[-1]
+    found = _CLASS_NAMES.match(name)
+    if found:
+        layer = Layer(next(k for k, v in found.groupdict().items() if v))
+        return Verdict(layer, f"the exception class {name} is raised by the {layer.value} stack")
+    return None
+
+
+def _by_frames(frames: list[str]) -> Verdict | None:
+    for frame in reversed(frames):
+        path = frame_path(frame)
+        if path is None:
+            continue
+        for pattern, layer in _FRAME_LAYERS:
+            if pattern.search(path):
+                return Verdict(layer, f"its innermost non-generic frame is in the {layer.value} stack ({path})")
+        if _NEUTRAL.search(path):
+            continue
+        return Verdict(Layer.USER, f"its innermost non-generic frame is the job's own code ({path})")
+    return None
+
+
+def classify(exception_type: str, message: str, frames: list[str], wrapped_by_backend: bool) -> Verdict:
+    """The layer that raised an exception, from its class, wrapper, message and frames (see module doc)."""
+    verdict = _by_class(exception_type)
+    if verdict is not None:
+        return verdict
+    if wrapped_by_backend:
+        return Verdict(Layer.COMPILER, "a `backend='...' raised:` wrapper carries it")
+    if _CUDA_WORDS.search(message):
+        return Verdict(Layer.CUDA, "its message is a CUDA runtime error")
+    verdict = _by_frames(frames)
+    if verdict is not None:
+        return verdict
+    for pattern, layer in _WEAK_WORDS:
+        if pattern.search(message):
+            return Verdict(layer, f"its message speaks of the {layer.value} stack")
+    return Verdict(Layer.USER, "no frame or word ties it to PyTorch's compiler, Triton, distributed or CUDA")
+
+
+def backend_wrapper(text: str) -> bool:
+    return _BACKEND_RAISED.search(text) is not None
