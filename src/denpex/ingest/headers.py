@@ -27,6 +27,8 @@ ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\
 _LAUNCHER = re.compile(
     r"""^(?:
         \[rank(?P<rank>\d+)\]:\s?                             # PyTorch's rank-prefixed stderr
+      | \[\d+,(?P<mpirank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?  # Open MPI / Horovod --tag-output: [job,rank]
+      | \[rank:\s?(?P<lightning>\d+)\]\s?                    # Lightning's rank_zero/rank-prefixed messages
       | \[(?:default|trainer|worker)(?P<lrank>\d+)\]:\s?     # torchrun --tee: [${role_name}${local_rank}]:
       | \((?:(?P<actor>[\w.\-]+)\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+   # Ray
     )""",
@@ -44,7 +46,9 @@ _PYLOG = re.compile(
     r"""^\[?(?P<iso>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[,.]\d+)?(?:Z|[+-]\d\d:?\d\d)?)(?P<close>\])?\s*
         (?:\[rank(?P<rank>\d+)\]\s*)?
         (?:(?P<logger>[\w.]+):\s\[(?P<blevel>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]\s?   # torch < 2.3
-         |(?:[-|:]\s*)?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)?\b[\s:|-]*)""",
+         |\[(?P<dlevel>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]\s?                 # DeepSpeed: [INFO]
+         |(?:[-|:]\s*)?(?:[\w.]+\s[-|]\s)?                  # `- root - ERROR -`, `| trainer | INFO |`
+          (?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)?\b[\s:|-]*)""",
     re.VERBOSE,
 )
 _PYLOG_BARE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):")
@@ -54,7 +58,10 @@ _VLLM = re.compile(
 )
 _NCCL = re.compile(r"^(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<lrank>\d+)\] NCCL ")
 _COMPILE_ID = re.compile(r"^\[(?P<cid>!?\d+/\d+(?:/\d+)?(?:_\d+)?)\]\s?")
-_RANK_IN_BODY = re.compile(r"\[(?:Rank|rank)\s?(?P<rank>\d+)\]|\bglobal rank (?P<grank>\d+)\b|\brank(?P<r2>\d+)\]")
+_RANK_IN_BODY = re.compile(
+    r"\[(?:Rank|rank|RANK)[\s:=]?\s?(?P<rank>\d+)\]|\bglobal rank (?P<grank>\d+)\b|\brank(?P<r2>\d+)\]"
+    r"|^(?:Rank|RANK|rank)[\s:=]\s?(?P<lead>\d+)\s?[:|\]-]"  # a logging format that starts with the rank
+)
 
 _LEVEL_NAMES = {"DEBUG": "D", "INFO": "I", "WARNING": "W", "WARN": "W", "ERROR": "E", "CRITICAL": "F"}
 _YEAR = datetime.now().year
@@ -110,8 +117,9 @@ def parse(text: str, year: int | None = None) -> Header:
     for _ in range(5):
         found = _LAUNCHER.match(rest)
         if found:
-            if found.group("rank") is not None:
-                head.rank = int(found.group("rank"))
+            named = found.group("rank") or found.group("mpirank") or found.group("lightning")
+            if named is not None:
+                head.rank = int(named)
             elif found.group("lrank") is not None:
                 local_from_launcher = int(found.group("lrank"))
             else:
@@ -144,7 +152,7 @@ def parse(text: str, year: int | None = None) -> Header:
         head.timestamp, head.year = _iso_time(found.group("iso"))
         if found.group("rank") is not None and head.rank is None:
             head.rank = int(found.group("rank"))
-        level = found.group("blevel") or found.group("level")
+        level = found.group("blevel") or found.group("dlevel") or found.group("level")
         if level:
             head.level = _LEVEL_NAMES[level]
         rest = rest[found.end() :]
@@ -164,7 +172,7 @@ def parse(text: str, year: int | None = None) -> Header:
     if found:
         head.compile_id = found.group("cid")
         rest = rest[found.end() :]
-    if head.rank is None and "ank" in rest:
+    if head.rank is None and ("ank" in rest or "ANK" in rest):
         found = _RANK_IN_BODY.search(rest[:200])
         if found:
             head.rank = int(next(g for g in found.groups() if g is not None))
