@@ -53,6 +53,28 @@ def test_run_missing_program_exits_127(lab: control_lab.Lab) -> None:
 
 
 # -- run ----------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("script", "timeout", "rc", "fields"), [
+    ("echo loading; kill -9 $$", None, 137, {"signal": "SIGKILL", "exitcode": -9}),
+    ("echo step 1; exit 3", None, 3, {"exitcode": 3}),
+    ("echo waiting for peers; exec sleep 60", "2", 143, {"timed_out": True}),
+])
+def test_run_reports_a_failure_when_the_output_explains_nothing(
+    lab: control_lab.Lab, tmp_path: Path, script: str, timeout: str | None, rc: int, fields: dict,
+) -> None:
+    # a command killed by a signal, stopped at --timeout, or exiting non-zero in silence is not `clean`
+    report = tmp_path / "report.json"
+    extra = ("--timeout", timeout) if timeout else ()
+    done = lab.denpex("run", "--log", str(tmp_path / "run.log"), "--report-json", str(report), *extra, "--",
+                      "bash", "-c", script, env=lab.env())
+    assert done.rc == rc, (done.out, done.err)
+    diagnosis = json.loads(report.read_text())
+    assert diagnosis["verdict"] == "failure", diagnosis
+    root = diagnosis["root_cause"]
+    assert root["id"] == "command-failed-unexplained" and root["fields"] == fields
+    assert root["evidence"]["text"] == script.split(";")[0].removeprefix("echo ")  # its last line of output
+    assert "failure" in done.err and "command-failed-unexplained" in done.err
+
+
 @pytest.mark.torch
 def test_run_flags_live_passes_the_exit_code_and_keeps_the_log(lab: control_lab.Lab, tmp_path: Path) -> None:
     pytest.importorskip("torch")

@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 
 from denpex.analyze.collect import Collector
+from denpex.analyze.process_exit import ProcessExit, account_for_exit
 from denpex.analyze.rank import decide
 from denpex.catalog import Catalog, load
 from denpex.ingest import headers
@@ -132,6 +133,7 @@ class LiveDiagnoser:
         self._seen_candidates = 0
         self._flagged: set[str] = set()
         self.start = time.time()
+        self.last_line: Line | None = None
 
     def feed(self, raw: bytes) -> list[Flag]:
         """Frame one line like denpex.ingest.lines.frame does and feed it; return new findings."""
@@ -144,11 +146,14 @@ class LiveDiagnoser:
         if head.year is not None:
             self._year = head.year
         self.number += 1
-        self.collector.feed(Line(
+        line = Line(
             file=self.log_name, number=self.number, text=text, body=head.body, rank=head.rank,
             local_rank=head.local_rank, host=head.host, pid=head.pid, level=head.level, timestamp=head.timestamp,
             compile_id=head.compile_id, seq=self.number,
-        ))
+        )
+        if text.strip():
+            self.last_line = line
+        self.collector.feed(line)
         candidates = self.collector.result.candidates
         if len(candidates) == self._seen_candidates:
             return []
@@ -165,9 +170,13 @@ class LiveDiagnoser:
                               now - self.start))
         return flags
 
-    def finish(self) -> Diagnosis:
+    def finish(self, ended: ProcessExit | None = None, timeout_s: float | None = None) -> Diagnosis:
+        """The diagnosis of the output; a failed exit with no failure in the output becomes the root cause."""
         collection = self.collector.finish()
-        return decide(collection, self.catalog, [self.log_name])
+        diagnosis = decide(collection, self.catalog, [self.log_name])
+        if ended is not None:
+            diagnosis = account_for_exit(diagnosis, self.catalog, ended, self.last_line, timeout_s)
+        return diagnosis
 
 
 # -- running ----------------------------------------------------------------------------------------------------
@@ -304,7 +313,7 @@ def run(
     result.returncode = proc.returncode
     result.exit_code = 128 - proc.returncode if proc.returncode < 0 else proc.returncode
     result.lines = live.number
-    result.diagnosis = live.finish()
+    result.diagnosis = live.finish(ProcessExit(proc.returncode, result.timed_out), timeout)
     _write_meta(result, child_env, env, cwd, meta)
     return result
 
