@@ -135,7 +135,8 @@ class Collector:
             # a traceback a logger printed at DEBUG/INFO/WARNING was caught and handled: the job went on
             fatal = False
             role = Role.WARNING
-        rank = _int_or_none(hit.fields.get("rank"), line.rank)
+        named = named_rank(hit.fields)
+        rank = named if named is not None else line.rank
         self._record(
             entry_id=entry.id,
             category=entry.category,
@@ -261,10 +262,19 @@ class Collector:
         self.rank_tracker.feed(line)
 
 
-def _int_or_none(value: object, default: int | None) -> int | None:
-    if value is None:
-        return default
-    try:
-        return int(str(value))
-    except ValueError:
-        return default
+# fields that name the rank a message is about (not the rank that printed it): `rank`, `ranks`, `culprit_rank`,
+# `culprit_ranks` (a list such as `1, 3`: the lowest is named first)
+RANK_FIELDS = ("culprit_rank", "culprit_ranks", "rank", "ranks")
+_NUMBER = re.compile(r"\d+")
+
+
+def named_rank(fields: dict[str, object]) -> int | None:
+    """The rank a message names as the one it is about, from the catalog's rank-valued fields."""
+    for name in RANK_FIELDS:
+        value = fields.get(name)
+        if value is None:
+            continue
+        numbers = [int(n) for n in _NUMBER.findall(str(value))]
+        if numbers:
+            return min(numbers)
+    return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from denpex.analyze.collect import Candidate, Collection
+from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.model import CollateralGroup, Diagnosis, Finding, Role, Verdict
 
@@ -204,7 +204,7 @@ _CLOCK_SLACK = 1.0  # seconds an echo may appear stamped before its cause withou
 def _clock_doubts(root: Candidate, cands: list[Candidate]) -> list[str]:
     """An echo stamped well before its cause on another rank means the clocks disagree: say so."""
     when = root.finding.evidence.timestamp
-    if when is None or root.finding.evidence.rank is None or "rank" in root.finding.fields:
+    if when is None or root.finding.evidence.rank is None or named_rank(root.finding.fields) is not None:
         return []  # only the ranks' own lines carry their own clocks (not the agent's reports about them)
     early = [
         c.finding.evidence
@@ -307,9 +307,9 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
                 )
                 return
     if finding.evidence.rank is not None:
-        named = "rank" in finding.fields
+        named = named_rank(finding.fields) is not None
         finding.rank_reason = (
-            "named on the decisive line (e.g. torchrun's `local_rank: N`)" if named
+            "named in the message: the decisive line is about this rank" if named
             else "the decisive line is this rank's own output"
         )
         return
@@ -324,7 +324,8 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
 
 def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:
     """torchrun's first observed failure, when nothing better exists: a hint, and the report says so."""
-    agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES and "rank" in c.finding.fields]
+    agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES
+             and named_rank(c.finding.fields) is not None]
     if not agent:
         return
     first = min(agent, key=lambda c: c.finding.evidence.seq)
