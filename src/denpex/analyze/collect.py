@@ -26,6 +26,15 @@ _COMPILER_CALL = re.compile(r"in (?:call_user_compiler|_call_user_compiler|compi
 # an anchor whose regex missed still counts on a line that is itself an error report
 _ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Ee]xception|[Aa]bort(?:ed|ing)?)\b")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
+# an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
+# then `Output:`): the line that says what went wrong comes later in the same message
+_LOCATION_ONLY = re.compile(r"(?::\s*at \d+:\d+:?|:)\s*$")
+_STATEMENT = re.compile(
+    r"^\s*(?:[\w.]+(?:Error|Exception)\b|(?:\S+: )?(?:fatal )?error\b)"
+    r"|\b(?:[Ee]rror|[Ff]ailed|cannot|[Cc]ould not|not (?:supported|found|defined|allowed|implemented)|must be"
+    r"|[Uu]nsupported|[Ii]nvalid|[Ee]xpected|out of)\b"
+)
+STATEMENT_REACH = 60  # message lines searched for the statement after a location-only exception line
 
 
 @dataclass(slots=True)
@@ -65,6 +74,8 @@ class Collector:
         self._entry_count: dict[str, int] = {}
         self.rank_tracker = RankTracker()
         self.result.ranks = self.rank_tracker.states
+        # findings whose line only said where; the next statement of the same message becomes their evidence
+        self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
 
     # -- streaming -----------------------------------------------------------------------------
     def feed_all(self, lines: Iterable[Line]) -> Collection:
@@ -82,6 +93,10 @@ class Collector:
             self._extend_after(line)
         block, kind = self.tracker.feed(line)
         is_exception = kind is Kind.EXCEPTION and block is not None
+        stream = (line.file, line.rank)
+        if self._awaiting and stream in self._awaiting:
+            self._forward_to_statement(stream, line, kind, ring)
+        recorded = len(self.result.candidates)
         claimed = False  # whether a catalog entry explains this exception line
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             for hit in self.matcher.match(line):
@@ -97,8 +112,31 @@ class Collector:
             self.result.uncaught_blocks += 1
             if not claimed:
                 self._maybe_generic(line, block, ring)  # type: ignore[arg-type]
+        fresh = [c for c in self.result.candidates[recorded:] if c.finding.role in (Role.CAUSE, Role.SYMPTOM)]
+        if fresh and is_exception and _LOCATION_ONLY.search(line.body) is not None:
+            self._awaiting[stream] = (fresh, STATEMENT_REACH)
         self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)
+
+    def _forward_to_statement(self, stream: tuple[str, int | None], line: Line, kind: Kind, ring: deque[Line]) -> None:
+        """Move a location-only finding's evidence to the line of its message that states the problem."""
+        cands, left = self._awaiting[stream]
+        body = line.body.strip()
+        if kind is Kind.FRAME or not body:
+            return
+        if left <= 0 or kind is not Kind.MESSAGE:
+            del self._awaiting[stream]
+            return
+        if not _STATEMENT.search(body) or body.startswith(("^", "~")):
+            self._awaiting[stream] = (cands, left - 1)
+            return
+        del self._awaiting[stream]
+        for cand in cands:
+            old = cand.finding.evidence
+            cand.finding.evidence = Evidence(line.file, line.number, line.text, old.rank, old.timestamp, old.seq)
+            cand.finding.context_before = list(ring)[-self.context :] if self.context else []
+            cand.finding.context_after = []
+            cand.finding.fields.setdefault("stated_after", old.text[:200])
 
     def gap(self, file: str) -> None:
         """Lines of `file` were skipped (fast path): tracebacks cannot span the gap."""

@@ -13,7 +13,7 @@ import re
 
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
-from denpex.model import CollateralGroup, Diagnosis, Finding, Role, Verdict
+from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
 
 _TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 4}
 
@@ -55,9 +55,17 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
     entry = cand.entry
     if entry is None or not entry.refinements:
         return
-    before = [ln.text for ln in cand.finding.context_before]
+    # only the finding's own stream tells its context: another rank's ordinary `pin_memory=True` line next to a
+    # CUDA OOM says nothing about that OOM
+    ev = cand.finding.evidence
+    own_rank = cand.finding.evidence.rank if named_rank(cand.finding.fields) is None else None
+
+    def same_stream(line: Line) -> bool:
+        return line.file == ev.file and (line.rank == own_rank or own_rank is None and line.rank is None)
+
+    before = [ln.text for ln in cand.finding.context_before if same_stream(ln)]
     frames = cand.block.frames if cand.block is not None else []
-    after = [ln.text for ln in cand.finding.context_after]
+    after = [ln.text for ln in cand.finding.context_after if same_stream(ln)]
     for refinement in entry.refinements:
         # the traceback the finding belongs to, and `within` lines on each side of it
         window = before[-refinement.within :] + frames + after[: refinement.within]
