@@ -34,6 +34,13 @@ _STATEMENT = re.compile(
     r"|\b(?:[Ee]rror|[Ff]ailed|cannot|[Cc]ould not|not (?:supported|found|defined|allowed|implemented)|must be"
     r"|[Uu]nsupported|[Ii]nvalid|[Ee]xpected|out of)\b"
 )
+# a log record that says its error was handled: one autotuning choice failed and is skipped, a fallback ran
+_HANDLED = re.compile(
+    r"Ignoring this choice|[Ss]kipping (?:this )?(?:choice|config)|[Ff]alling back to eager|[Ff]all(?:ing)? back to"
+    r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry|[Rr]etrying\b"
+)
+BURST_SECONDS = 1.0  # log records of one stream this close together, a few lines apart, report one event
+BURST_LINES = 6
 STATEMENT_REACH = 60  # message lines searched for the statement after a location-only exception line
 
 
@@ -57,6 +64,7 @@ class Collection:
     lines_read: int = 0
     uncaught_blocks: int = 0
     counts: dict[tuple[str, int | None, Role], int] = field(default_factory=dict)  # every occurrence, kept or not
+    handled_events: set[tuple[object, ...]] = field(default_factory=set)  # log records that said they recovered
 
 
 class Collector:
@@ -76,6 +84,7 @@ class Collector:
         self.result.ranks = self.rank_tracker.states
         # findings whose line only said where; the next statement of the same message becomes their evidence
         self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
+        self._last_record: dict[tuple[str, int | None], tuple[int, float, tuple[object, ...]]] = {}
 
     # -- streaming -----------------------------------------------------------------------------
     def feed_all(self, lines: Iterable[Line]) -> Collection:
@@ -97,6 +106,8 @@ class Collector:
         if self._awaiting and stream in self._awaiting:
             self._forward_to_statement(stream, line, kind, ring)
         recorded = len(self.result.candidates)
+        if line.level is not None and line.timestamp is not None and _HANDLED.search(line.body):
+            self.result.handled_events.add(self._record_event(line))
         claimed = False  # whether a catalog entry explains this exception line
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             for hit in self.matcher.match(line):
@@ -112,11 +123,28 @@ class Collector:
             self.result.uncaught_blocks += 1
             if not claimed:
                 self._maybe_generic(line, block, ring)  # type: ignore[arg-type]
+        elif is_exception and not claimed and block.header.level == "W":  # type: ignore[union-attr]
+            # a traceback logged as a warning: handled, the job went on; still worth a warning finding
+            self._maybe_generic(line, block, ring, handled=True)  # type: ignore[arg-type]
         fresh = [c for c in self.result.candidates[recorded:] if c.finding.role in (Role.CAUSE, Role.SYMPTOM)]
         if fresh and is_exception and _LOCATION_ONLY.search(line.body) is not None:
             self._awaiting[stream] = (fresh, STATEMENT_REACH)
         self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)
+
+    def _record_event(self, line: Line) -> tuple[object, ...]:
+        """The event a timestamped log record belongs to: records of one stream printed together are one."""
+        assert line.timestamp is not None
+        stream = (line.file, line.rank)
+        last = self._last_record.get(stream)
+        if last is not None and last[0] == line.seq:
+            return last[2]
+        if last is not None and line.seq - last[0] <= BURST_LINES and abs(line.timestamp - last[1]) <= BURST_SECONDS:
+            event = last[2]
+        else:
+            event = ("log", line.file, line.pid, line.timestamp)
+        self._last_record[stream] = (line.seq, line.timestamp, event)
+        return event
 
     def _forward_to_statement(self, stream: tuple[str, int | None], line: Line, kind: Kind, ring: deque[Line]) -> None:
         """Move a location-only finding's evidence to the line of its message that states the problem."""
@@ -193,7 +221,7 @@ class Collector:
         )
         return True
 
-    def _maybe_generic(self, line: Line, block: Block, ring: deque[Line]) -> None:
+    def _maybe_generic(self, line: Line, block: Block, ring: deque[Line], handled: bool = False) -> None:
         """An uncaught exception that no catalog entry explains is still a cause, filed under its layer's entry."""
         wrapped = block.wrapped_by_backend or any(_COMPILER_CALL.search(frame) for frame in block.frames)
         verdict = layers.classify(block.exception_type or "", line.body, block.frames, wrapped)
@@ -203,8 +231,8 @@ class Collector:
             entry_id=entry.id,
             category=entry.category,
             title=entry.title,
-            role=Role.CAUSE,
-            fatal=True,
+            role=Role.WARNING if handled else Role.CAUSE,
+            fatal=not handled,
             line=line,
             rank=line.rank,
             fields={"exception": block.exception_type or "", "frame": block.last_frame_path or ""},
@@ -269,7 +297,7 @@ class Collector:
         if block is not None:
             event = ("tb", block.block_id)
         elif line.level is not None and line.timestamp is not None:
-            event = ("log", line.file, line.pid, line.timestamp)
+            event = self._record_event(line)
         else:
             event = ("line", line.seq)
         detail_reach = max((d.within for d in entry.details), default=0) if entry else 0

@@ -61,6 +61,11 @@ _CLASS_NAMES = re.compile(
     )$""",
     re.VERBOSE,
 )
+# what Dynamo appends to the exceptions it raises or re-raises (every release since the 2022 package)
+_DYNAMO_HINTS = re.compile(
+    r"torch\._dynamo\.config\.(?:verbose|suppress_errors)|TORCHDYNAMO_VERBOSE|torchdynamo\.config|"
+    r"You can suppress this exception and fall back to eager|from user code:|TORCH_LOGS=\"\+dynamo\""
+)
 _BACKEND_RAISED = re.compile(r"backend='[^']*' raised:|compiler_fn\b.*raised|backend_compiler_failed")
 _CUDA_WORDS = re.compile(
     r"CUDA error\b|CUDA driver error|cudaError\w*|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|cuDNN error|CUresult"
@@ -130,6 +135,8 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
         return verdict
     if wrapped_by_backend:
         return Verdict(Layer.COMPILER, "a `backend='...' raised:` wrapper carries it")
+    if _DYNAMO_HINTS.search(message):
+        return Verdict(Layer.COMPILER, "its message carries Dynamo's own hints (Dynamo raised or re-raised it)")
     if _CUDA_WORDS.search(message):
         return Verdict(Layer.CUDA, "its message is a CUDA runtime error")
     verdict = _by_frames(frames)

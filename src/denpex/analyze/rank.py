@@ -68,7 +68,7 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
     after = [ln.text for ln in cand.finding.context_after if same_stream(ln)]
     for refinement in entry.refinements:
         # the traceback the finding belongs to, and `within` lines on each side of it
-        window = before[-refinement.within :] + frames + after[: refinement.within]
+        window = before[-refinement.within :] + frames + [ev.text] + after[: refinement.within]
         if any(re.search(refinement.when, text) for text in window):
             target = catalog.get(refinement.entry)
             if target is None:
@@ -138,6 +138,11 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         _apply_refinements(cand, catalog)
         _apply_details(cand)
     _follow_pointers(cands)
+    for cand in cands:
+        if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:
+            cand.finding.fatal = False
+            cand.finding.role = Role.WARNING
+            cand.finding.reason = "its log record says the error was handled (a choice skipped, a fallback taken)"
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
     warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING]
     root: Candidate | None = None

@@ -29,11 +29,14 @@ _LAUNCHER = re.compile(
         \[rank(?P<rank>\d+)\]:\s?                             # PyTorch's rank-prefixed stderr
       | \[\d+,(?P<mpirank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?  # Open MPI / Horovod --tag-output: [job,rank]
       | \[rank:\s?(?P<lightning>\d+)\]\s?                    # Lightning's rank_zero/rank-prefixed messages
+      | \[(?P<hhost>[A-Za-z][\w.\-]*):(?P<hrank>\d+)\]:\s?       # launchers that tag lines [host:rank]:
       | \[(?:default|trainer|worker)(?P<lrank>\d+)\]:\s?     # torchrun --tee: [${role_name}${local_rank}]:
-      | \((?:(?P<actor>[\w.\-]+)\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+   # Ray
+      # Ray's `(RayWorkerWrapper pid=4009, ip=10.0.0.5)`, vLLM's `(VllmWorker TP1 pid=409)`
+      | \((?:(?P<actor>[\w.\-]+(?:\s[\w.\-]+){0,2})\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+
     )""",
     re.VERBOSE,
 )
+_WORKER_RANK = re.compile(r"\b(?:TP|rank|Rank|RANK|worker|Worker)[_ ]?(\d+)\b")
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
     r"""^(?:
@@ -117,14 +120,18 @@ def parse(text: str, year: int | None = None) -> Header:
     for _ in range(5):
         found = _LAUNCHER.match(rest)
         if found:
-            named = found.group("rank") or found.group("mpirank") or found.group("lightning")
+            named = found.group("rank") or found.group("mpirank") or found.group("lightning") or found.group("hrank")
             if named is not None:
                 head.rank = int(named)
+                head.host = found.group("hhost") or head.host
             elif found.group("lrank") is not None:
                 local_from_launcher = int(found.group("lrank"))
             else:
                 head.pid = int(found.group("rpid"))
                 head.host = found.group("rip") or head.host
+                worker = _WORKER_RANK.search(found.group("actor") or "")
+                if worker and head.rank is None:  # vLLM's `(VllmWorker TP1 pid=409)`: its tensor-parallel rank
+                    head.rank = int(worker.group(1))
             rest = rest[found.end() :]
             continue
         if srun_label is None and head.rank is None and local_from_launcher is None:

@@ -33,8 +33,9 @@ _DISTINCTIVE_TOKEN = re.compile(r"[A-Z]{3,}|[a-z][A-Z]|[A-Z][a-z]+[A-Z]|[a-z]_[a
 
 
 def distinctive(anchor: str) -> bool:
-    """An anchor specific enough to stand alone when its regex misses; `error: ` or `Killed` is not."""
-    return len(anchor.strip()) >= 24 or bool(_DISTINCTIVE_TOKEN.search(anchor))
+    """An anchor specific enough to stand alone when its regex misses; `error: ` or `Killed` is not, nor is
+    an English phrase however long (`No such file or directory: '`)."""
+    return bool(_DISTINCTIVE_TOKEN.search(anchor))
 
 
 def _only_in_paths(text: str, anchor: str) -> bool:
