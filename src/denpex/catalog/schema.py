@@ -89,6 +89,9 @@ class Signature:
     role: RoleName | None = None  # overrides the entry's role for lines this signature finds
     fatal: bool | None = None  # overrides the entry's fatal flag for this signature
     in_body: bool = False  # match against the message with launcher/log headers stripped
+    # the regex states a condition the entry needs (a cache path in an OS error), not just fields to extract:
+    # a line with the anchor that the regex does not match is no hit (by default a miss keeps the hit, weaker)
+    requires_regex: bool = False
     priority: Annotated[int, Interval(ge=0, le=100)] | None = None  # overrides the entry's priority
 
     def __post_init__(self) -> None:

@@ -5,6 +5,7 @@ This is the simple, always-available path. A faster engine (Hyperscan over chunk
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass
 
@@ -32,9 +33,18 @@ _PATH_TOKEN = re.compile(r"""[^\s"'()\[\]<>,;=]*[/\\][^\s"'()\[\]<>,;=]*""")
 _DISTINCTIVE_TOKEN = re.compile(r"[A-Z]{3,}|[a-z][A-Z]|[A-Z][a-z]+[A-Z]|[a-z]_[a-z]|[A-Za-z]\d|\d[A-Za-z]")
 
 
+# Python's own exception classes (PermissionError, OSError...) name a kind of error, not a message: an entry
+# anchored on one relies on its regex (e.g. a cache path in the message) to be about that entry at all
+_BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
 def distinctive(anchor: str) -> bool:
     """An anchor specific enough to stand alone when its regex misses; `error: ` or `Killed` is not, nor is
-    an English phrase however long (`No such file or directory: '`)."""
+    an English phrase however long (`No such file or directory: '`), nor a builtin exception's name."""
+    if anchor.strip().rstrip(":") in _BUILTIN_EXCEPTIONS:
+        return False
     return bool(_DISTINCTIVE_TOKEN.search(anchor))
 
 
@@ -86,7 +96,7 @@ class LineMatcher:
                     source=sig.regex,
                     flags=flags,
                     path_free=not any(c in sig.anchor for c in "/\\") and ".py" not in sig.anchor,
-                    stands_alone=distinctive(sig.anchor),
+                    stands_alone=distinctive(sig.anchor) and not sig.requires_regex,
                 )
                 (self._folded if sig.ignore_case else self._plain).append(compiled)
         # a cheap first gate: a line shorter than the shortest anchor cannot hit
@@ -102,7 +112,8 @@ class LineMatcher:
         lowered: str | None = None
         for group in (self._plain, self._folded):
             for compiled in group:
-                if compiled.entry.id in confirmed_hits:
+                known = confirmed_hits.get(compiled.entry.id)
+                if known is not None and len(known.signature.anchor) >= len(compiled.signature.anchor):
                     continue
                 if compiled.signature.ignore_case:
                     if lowered is None:
