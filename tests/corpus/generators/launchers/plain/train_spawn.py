@@ -1,0 +1,20 @@
+"""Entry point for torch.multiprocessing.spawn: `python train_spawn.py --nprocs 3 --scenario X`.
+
+MASTER_ADDR/MASTER_PORT come from the environment (run_all.sh sets MASTER_PORT per run).
+"""
+import os
+
+import torch.multiprocessing as mp
+
+from ddp_faults import parse_args, run
+
+
+def worker(rank, world_size, args):
+    run(rank, world_size, args)
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29600")
+    mp.spawn(worker, args=(args.nprocs, args), nprocs=args.nprocs, join=True)
