@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from denpex.analyze import silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
@@ -143,6 +144,11 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
             cand.finding.fatal = False
             cand.finding.role = Role.WARNING
             cand.finding.reason = "its log record says the error was handled (a choice skipped, a fallback taken)"
+    if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
+        silence.promote_bare_exits(cands)
+        quiet = silence.silent_rank(cands, collection, catalog)
+        if quiet is not None:
+            cands = [*cands, quiet]
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
     warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING]
     root: Candidate | None = None

@@ -158,7 +158,8 @@ class Entry:
     # "uncaught_exception" entries have no signature: the analyzer files uncaught exceptions that no other
     # entry explains under them (user code vs PyTorch's compiler internals, told apart by the last frame)
     # "process_exit" entries file a command that `denpex run` saw fail when no line of its output explains it
-    matched_by: Literal["signature", "uncaught_exception", "process_exit"] = "signature"
+    # "rank_silence" entries file the one rank that printed nothing while its peers report losing it
+    matched_by: Literal["signature", "uncaught_exception", "process_exit", "rank_silence"] = "signature"
     # for "uncaught_exception" entries: the layer whose unexplained exceptions this entry files (each layer
     # falls back to its own generic entry: analyze/layers.py tells which layer raised an exception)
     fallback_for: Literal["compiler", "triton", "distributed", "cuda", "user"] | None = None

@@ -1,0 +1,87 @@
+"""Silence and bare exits are evidence: the rank that stopped talking, or exited without a traceback.
+
+Why: when one rank dies without a Python traceback (a SIGKILL from the OOM killer, a segfault, `os._exit`),
+the only errors in the log are the *other* ranks' reports of losing it, and those name no culprit. Two
+things still point at it: the launcher's report of its exit (`failed (exitcode: 1) local_rank: 2`, mp.spawn's
+`process 2 terminated with exit code 1`) when that rank printed no error of its own, and, where the launcher's
+lines are absent (per-rank files), the rank's silence while every other rank reports the loss.
+"""
+
+from __future__ import annotations
+
+from denpex.analyze.collect import Candidate, Collection, named_rank
+from denpex.catalog.loader import Catalog
+from denpex.model import Finding, RankState, Role
+
+# the collateral a rank's sudden death causes on its peers (lost connections, stores that went away)
+_LOSS_CATEGORIES = ("dist.peer_or_store_failure", "dist.nccl_error")
+_OWN_ERRORS = (Role.CAUSE, Role.SYMPTOM)
+
+
+def promote_bare_exits(cands: list[Candidate]) -> None:
+    """A launcher's report that rank R exited non-zero, when R printed no error itself, is the cause."""
+    own = [c for c in cands if c.finding.fatal and c.finding.role is not Role.WRAPPER
+           and named_rank(c.finding.fields) is None]
+    if any(c.finding.evidence.rank is None and c.finding.role is not Role.COLLATERAL for c in own):
+        return  # an error line without a rank could be that rank's own: its exit is not bare
+    silent_errors = {c.finding.evidence.rank for c in own}
+    for cand in cands:
+        finding = cand.finding
+        code = finding.fields.get("exitcode")
+        rank = named_rank(finding.fields)
+        if finding.role is not Role.WRAPPER or code is None or rank is None or rank in silent_errors:
+            continue
+        try:
+            if int(str(code)) == 0:
+                continue
+        except ValueError:
+            continue
+        finding.role = Role.CAUSE
+        finding.fatal = True
+        finding.reason = (
+            f"rank {rank} exited with code {code} and printed no error of its own: its exit is the first event; "
+            "the other ranks' errors answer it"
+        )
+        finding.rank_reason = f"named in the launcher's exit report, and silent: rank {rank} printed no traceback"
+
+
+def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog) -> Candidate | None:
+    """When every error is a peer's report of a lost rank, the one rank that reported nothing is the culprit."""
+    fatal = [c for c in cands if c.finding.fatal]
+    if not fatal or any(c.finding.role in _OWN_ERRORS for c in fatal):
+        return None
+    losses = [c for c in fatal if c.finding.role is Role.COLLATERAL and c.finding.category in _LOSS_CATEGORIES]
+    reporters = {c.finding.evidence.rank for c in losses if c.finding.evidence.rank is not None}
+    if not reporters:
+        return None
+    speaking = {c.finding.evidence.rank for c in cands if c.finding.evidence.rank is not None}
+    quiet = [state for rank, state in collection.ranks.items() if rank not in speaking and state.lines > 0]
+    if len(quiet) != 1 or len(reporters) < 1:
+        return None
+    entry = next((e for e in catalog.entries if e.matched_by == "rank_silence"), None)
+    if entry is None:
+        return None
+    state = quiet[0]
+    return _silence_candidate(state, sorted(r for r in reporters if r is not None), entry, losses[0])
+
+
+def _silence_candidate(state: RankState, reporters: list[int], entry: object, echo: Candidate) -> Candidate:
+    from denpex.catalog.schema import Entry
+
+    assert isinstance(entry, Entry)
+    last = state.last_line or state.first_line
+    assert last is not None
+    span = ",".join(str(r) for r in reporters)
+    finding = Finding(
+        entry_id=entry.id, category=entry.category, title=entry.title, role=Role.CAUSE, fatal=True,
+        evidence=last, fields={"silent_rank": state.rank, "reporting_ranks": span}, confidence="low",
+        reason=(
+            f"every error in the log is another rank's report of losing a peer (ranks {span}); rank {state.rank} "
+            "printed no error at all: it died without a Python traceback"
+        ),
+        rank_reason=f"silent: rank {state.rank} stopped at its last line while ranks {span} lost their connection "
+        "to it",
+        context_before=[],
+    )
+    finding.ranks = {state.rank}
+    return Candidate(finding, entry, ("silence", state.rank), entry.priority)
