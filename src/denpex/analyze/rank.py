@@ -115,13 +115,27 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
     """
     files = {c.finding.evidence.file for c in pool}
     timed = all(c.finding.evidence.timestamp is not None for c in pool)
-    if len(files) > 1 and not timed:
+    untimed_files = len(files) > 1 and not timed
+    if untimed_files:
         notes.append(
-            "events from several inputs lack timestamps: they were ordered by position, not by time"
+            "events from several inputs lack timestamps, so which came first cannot be told: the order of the "
+            "files says nothing about time; the most specific of each file's first event was taken"
         )
+    file_rank: dict[str, float] = {}
+    if untimed_files:  # each file's first event competes on specificity alone, not on the files' order
+        firsts: dict[str, Candidate] = {}
+        for cand in pool:
+            known = firsts.get(cand.finding.evidence.file)
+            if known is None or cand.finding.evidence.seq < known.finding.evidence.seq:
+                firsts[cand.finding.evidence.file] = cand
+        same_event = {f: [c for c in pool if c.event == first.event] for f, first in firsts.items()}
+        best = {f: max(c.priority for c in group) for f, group in same_event.items()}
+        file_rank = {f: -p for f, p in best.items()}
 
     def when(cand: Candidate) -> tuple[float, int]:
         ev = cand.finding.evidence
+        if untimed_files:
+            return (file_rank.get(ev.file, 0.0), ev.seq)
         return ((ev.timestamp or 0.0) if timed and len(files) > 1 else 0.0, ev.seq)
 
     first: dict[tuple[object, ...], tuple[float, int]] = {}
@@ -260,6 +274,15 @@ def _odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     groups: dict[str, list[int]] = {}
     for rank, cand in by_rank.items():
         groups.setdefault(str(cand.finding.fields["fingerprint"]), []).append(rank)
+    other = root.finding.fields.get("other_rank")
+    if len(by_rank) == 1 and other is not None:
+        # one report only: its printer compared itself with every rank and names the first that differs
+        root.finding.initiating_rank = int(str(other))
+        root.finding.rank_reason = (
+            f"named in the message: rank {other}'s collective differs from that of rank {next(iter(by_rank))}, the "
+            "only rank whose report is in the log (if that rank was the odd one, every other rank differs from it)"
+        )
+        return root
     if len(groups) < 2:
         return root
     alone = [ranks[0] for ranks in groups.values() if len(ranks) == 1]
@@ -332,11 +355,17 @@ def _attribute_rank(root: Candidate, cands: list[Candidate], collection: Collect
             else "the decisive line is this rank's own output"
         )
         return
-    near = list(root.ranks_before) + [ln.rank for ln in finding.context_after[:3]]
-    near_ranks = {r for r in near if r is not None}
-    if len(near_ranks) == 1 and len(near) >= 2:
-        finding.initiating_rank = near_ranks.pop()
-        finding.rank_reason = "the decisive line has no rank prefix; every line around it comes from this rank"
+    # neighbours decide only through ranked lines of the same file (and process, where lines say): lines without
+    # a rank are no evidence for any rank
+    own_pid = next((ln.pid for ln in finding.context_before[-1:] if ln.file == finding.evidence.file), None)
+    after = [ln for ln in finding.context_after[:3] if ln.file == finding.evidence.file]
+    near = list(root.ranks_before) + [ln.rank for ln in after if own_pid is None or ln.pid in (None, own_pid)]
+    ranked = [r for r in near if r is not None]
+    if len(ranked) >= 2 and len(set(ranked)) == 1:
+        finding.initiating_rank = ranked[0]
+        finding.rank_reason = (
+            f"the decisive line has no rank prefix; the {len(ranked)} ranked lines around it all come from this rank"
+        )
         return
     _agent_hint(finding, cands)
 

@@ -78,6 +78,8 @@ class RootCauseOut(FindingOut):
     """why this finding was judged the initiating cause"""
     rank_reason: str
     """which evidence decided the initiating rank"""
+    host: str | None
+    """the initiating rank's node, where the log names it (NCCL's host:pid:tid, [host:rank], torchrun's summary)"""
     explanation: str
     checklist: list[str]
     fix: str
@@ -215,6 +217,7 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your com
             **_finding(root),
             reason=root.reason,
             rank_reason=root.rank_reason,
+            host=diagnosis.ranks[root.rank].host if root.rank in diagnosis.ranks else None,
             explanation=_prose(entry.explanation),
             checklist=list(entry.checklist),
             fix=_prose(entry.fix),

@@ -62,7 +62,8 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
         head.append(f"\n            {shown}", "magenta")
     head.append(f"\n            why: {root.reason}", "dim")
     if root.rank is not None and root.rank_reason:
-        head.append(f"\n            rank {root.rank}: {root.rank_reason}", "dim")
+        where = f"rank {root.rank}" + (f" on {root.host}" if root.host else "")
+        head.append(f"\n            {where}: {root.rank_reason}", "dim")
     console.print(Panel(Group(head, Text(), _context_block(report, shown_before)), border_style="red"))
     console.print(Text("Explanation", style="bold"))
     console.print(Text(root.explanation))
