@@ -193,7 +193,9 @@ class Collector:
             if not reports:
                 return False
             priority -= UNCONFIRMED_PENALTY
-        if in_exception and not block.orphan:  # type: ignore[union-attr]
+        if entry.advisory:  # a warning that happens to print inside an error's message stays a warning
+            pass
+        elif in_exception and not block.orphan:  # type: ignore[union-attr]
             fatal = True
             if role in (Role.WARNING, Role.CONTEXT):
                 role = Role.CAUSE

@@ -164,7 +164,12 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         if quiet is not None:
             cands = [*cands, quiet]
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
-    warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING]
+    warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING
+                and not (c.entry is not None and c.entry.advisory)]
+    advisory = {c.finding.entry_id for c in cands if c.entry is not None and c.entry.advisory}
+    if advisory:
+        notes.append("advisory warnings listed among the findings, not counted in the verdict: "
+                     + ", ".join(sorted(advisory)))
     root: Candidate | None = None
     if fatal:
         verdict = Verdict.FAILURE

@@ -155,6 +155,8 @@ class Entry:
     fix: str
     verify: str
     priority: Annotated[int, Interval(ge=0, le=100)] = 50  # breaks ties between causes; specific beats generic
+    # a warning worth listing that never changes the verdict on its own (torch's UserWarnings)
+    advisory: bool = False
     # "uncaught_exception" entries have no signature: the analyzer files uncaught exceptions that no other
     # entry explains under them (user code vs PyTorch's compiler internals, told apart by the last frame)
     # "process_exit" entries file a command that `denpex run` saw fail when no line of its output explains it
