@@ -123,8 +123,8 @@ def test_rank_progress_is_read_from_step_lines():
 
 
 def test_the_rank_behind_in_steps_is_the_straggler():
+    from denpex.analyze.attribution import _behind_in_steps
     from denpex.analyze.collect import Collection
-    from denpex.analyze.rank import _behind_in_steps
     from denpex.model import RankState
 
     ranks = {r: RankState(rank=r, last_step=step) for r, step in {0: 41, 1: 41, 2: 37, 3: 41}.items()}

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from denpex.analyze.collect import Collector
-from denpex.analyze.rank import decide
+from denpex.analyze.decide import decide
 from denpex.catalog import Catalog, load
 from denpex.ingest import Source, check_readable, frame, resolve, text_source
 from denpex.model import Diagnosis, Line

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from denpex.analyze import layers
-from denpex.analyze.ranks import RankTracker
+from denpex.analyze.rank_state import RankTracker
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry

@@ -30,8 +30,8 @@ from datetime import datetime
 from pathlib import Path
 
 from denpex.analyze.collect import Collector
+from denpex.analyze.decide import decide
 from denpex.analyze.process_exit import ProcessExit, account_for_exit
-from denpex.analyze.rank import decide
 from denpex.catalog import Catalog, load
 from denpex.ingest import headers
 from denpex.model import Diagnosis, Line, Role

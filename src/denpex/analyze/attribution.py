@@ -1,0 +1,219 @@
+"""Which rank started it: the evidence that names the initiating rank, and which kind of evidence it was.
+
+Why: the rank that *reports* a failure is often not the rank the failure is *about*. In order: a rank alone in
+its collective fingerprint (desynchronised), a rank named inside the message, a rank absent from the others'
+timeout reports or behind them (a straggler), the decisive line's own rank, its ranked neighbours, and last the
+launcher's first observed exit (a hint). Each decision records its kind in `Finding.rank_evidence`.
+"""
+
+from __future__ import annotations
+
+from denpex.analyze.collect import Candidate, Collection, named_rank
+from denpex.model import Finding, Role
+
+_TIMEOUT_CATEGORY = "dist.collective_timeout"
+
+
+def _behind_in_steps(collection: Collection, reporters: set[int | None]) -> tuple[int, int, int] | None:
+    """The single rank whose last logged training step is behind all the others (which agree)."""
+    steps = {r: st.last_step for r, st in collection.ranks.items() if st.last_step is not None}
+    if len(steps) < 3 or not any(r in steps for r in reporters):
+        return None
+    reached = max(steps.values())
+    behind = [r for r, step in steps.items() if step < reached]
+    if len(behind) != 1:
+        return None
+    return behind[0], steps[behind[0]], reached
+
+
+def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
+    """The single rank whose timed-out collective has the lowest SeqNum, when ranks disagree."""
+    seqs: dict[int, int] = {}
+    for c in cands:
+        ev = c.finding.evidence
+        if (c.finding.category == _TIMEOUT_CATEGORY and c.finding.role is Role.COLLATERAL and ev.rank is not None
+                and "seq" in c.finding.fields):
+            seq = int(str(c.finding.fields["seq"]))
+            seqs[ev.rank] = min(seq, seqs.get(ev.rank, seq))
+    if len(set(seqs.values())) < 2:
+        return None
+    low = min(seqs.values())
+    lowest = [r for r, s in seqs.items() if s == low]
+    return (lowest[0], low) if len(lowest) == 1 else None
+_AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
+# e.g. gloo aborts the *receiving* rank of a mismatched collective: its SIGABRT may name the victim
+_VICTIM_EXITS = ("dist.collective_mismatch", "dist.collective_timeout", "dist.peer_or_store_failure")
+
+
+_CLOCK_SLACK = 1.0  # seconds an echo may appear stamped before its cause without raising doubt
+
+
+def clock_doubts(root: Candidate, cands: list[Candidate]) -> list[str]:
+    """An echo stamped well before its cause on another rank means the clocks disagree: say so."""
+    when = root.finding.evidence.timestamp
+    if when is None or root.finding.evidence.rank is None or named_rank(root.finding.fields) is not None:
+        return []  # only the ranks' own lines carry their own clocks (not the agent's reports about them)
+    early = [
+        c.finding.evidence
+        for c in cands
+        if c.finding.role is Role.COLLATERAL
+        and c.finding.evidence.timestamp is not None
+        and c.finding.evidence.rank is not None
+        and c.finding.evidence.rank != root.finding.evidence.rank
+        and c.finding.evidence.timestamp < when - _CLOCK_SLACK
+    ]
+    if not early:
+        return []
+    first = min(early, key=lambda ev: ev.timestamp or 0.0)
+    lead = when - (first.timestamp or 0.0)
+    return [
+        f"clocks may disagree: an echo on rank {first.rank} ({first.file}:{first.line}) is stamped {lead:.1f} s "
+        "before the cause it answers; the order of events across ranks was taken from the causal roles"
+    ]
+
+
+def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
+    """Ranks that report what each of them ran (collective fingerprints): the one that differs started it.
+
+    With a majority (3+ ranks) the rank alone in its fingerprint is the culprit and its line becomes the
+    evidence; with two ranks that disagree nobody can tell, and the report says so.
+    """
+    if "fingerprint" not in root.finding.fields or root.entry is None:
+        return root
+    by_rank: dict[int, Candidate] = {}
+    for cand in cands:
+        rank = cand.finding.evidence.rank
+        if cand.entry is root.entry and "fingerprint" in cand.finding.fields and rank is not None:
+            by_rank.setdefault(rank, cand)
+    groups: dict[str, list[int]] = {}
+    for rank, cand in by_rank.items():
+        groups.setdefault(str(cand.finding.fields["fingerprint"]), []).append(rank)
+    other = root.finding.fields.get("other_rank")
+    if len(by_rank) == 1 and other is not None:
+        # one report only: its printer compared itself with every rank and names the first that differs
+        root.finding.initiating_rank = int(str(other))
+        root.finding.rank_reason = (
+            f"named in the message: rank {other}'s collective differs from that of rank {next(iter(by_rank))}, the "
+            "only rank whose report is in the log (if that rank was the odd one, every other rank differs from it)"
+        )
+        return root
+    if len(groups) < 2:
+        return root
+    alone = [ranks[0] for ranks in groups.values() if len(ranks) == 1]
+    majority = max(len(ranks) for ranks in groups.values())
+    if len(alone) == 1 and majority >= 2:
+        odd = by_rank[alone[0]]
+        odd.finding.reason = root.finding.reason
+        odd.finding.rank_reason = (
+            f"rank {alone[0]} is the only rank whose collective differs from the others' "
+            f"({len(by_rank) - 1} ranks agree)"
+        )
+        return odd
+    root.finding.rank_unknown = True
+    root.finding.rank_reason = f"{len(by_rank)} ranks disagree on the collective and none is alone: cannot tell which"
+    return root
+
+
+def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> None:
+    """Name the initiating rank when the decisive line alone does not.
+
+    1. A collective timeout is reported by the ranks that arrived: the rank absent from those reports,
+       though present in the job, is the straggler.
+    2. A line without a rank prefix inherits the rank of its neighbours when they all agree.
+    3. Last resort: torchrun's first observed failure (`failed (exitcode: N) local_rank: R`), a hint only.
+    """
+    finding = root.finding
+    if finding.rank_unknown:  # ranks disagree and none is alone: only torchrun's hint is left
+        _agent_hint(finding, cands, prefix=finding.rank_reason + "; ")
+        return
+    if finding.rank_reason:  # already decided (odd one out)
+        return
+    if finding.category == _TIMEOUT_CATEGORY and finding.role is Role.COLLATERAL:
+        reporters = {
+            c.finding.evidence.rank
+            for c in cands
+            if c.finding.category == _TIMEOUT_CATEGORY
+            and c.finding.role is Role.COLLATERAL
+            and c.finding.evidence.rank is not None
+        }
+        if reporters:
+            known = set(collection.ranks) | reporters
+            missing = [r for r in range(0, max(known) + 1) if r not in reporters]
+            if len(missing) == 1:
+                finding.initiating_rank = missing[0]
+                finding.rank_reason = (
+                    f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
+                    f"{span(sorted(reporters))}: the others waited for it"
+                )
+                return
+            slow = _behind_in_steps(collection, reporters)
+            if slow is not None:
+                finding.initiating_rank, step, others = slow
+                finding.rank_reason = (
+                    f"rank {slow[0]} never logged a step past {step} while the ranks that timed out reached "
+                    f"{others}: it fell behind"
+                )
+                return
+            behind = _lowest_seq(cands)
+            if behind is not None:
+                finding.initiating_rank, seq = behind
+                finding.rank_reason = (
+                    f"every rank timed out, and rank {behind[0]} is the only one stuck at the lowest "
+                    f"collective sequence number ({seq}): the others had moved past it"
+                )
+                return
+    if finding.evidence.rank is not None:
+        named = named_rank(finding.fields) is not None
+        finding.rank_reason = (
+            "named in the message: the decisive line is about this rank" if named
+            else "the decisive line is this rank's own output"
+        )
+        return
+    # neighbours decide only through ranked lines of the same file (and process, where lines say): lines without
+    # a rank are no evidence for any rank
+    own_pid = next((ln.pid for ln in finding.context_before[-1:] if ln.file == finding.evidence.file), None)
+    after = [ln for ln in finding.context_after[:3] if ln.file == finding.evidence.file]
+    near = list(root.ranks_before) + [ln.rank for ln in after if own_pid is None or ln.pid in (None, own_pid)]
+    ranked = [r for r in near if r is not None]
+    if len(ranked) >= 2 and len(set(ranked)) == 1:
+        finding.initiating_rank = ranked[0]
+        finding.rank_reason = (
+            f"the decisive line has no rank prefix; the {len(ranked)} ranked lines around it all come from this rank"
+        )
+        return
+    _agent_hint(finding, cands)
+
+
+def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:
+    """torchrun's first observed failure, when nothing better exists: a hint, and the report says so."""
+    agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES
+             and named_rank(c.finding.fields) is not None]
+    if not agent:
+        return
+    first = min(agent, key=lambda c: c.finding.evidence.seq)
+    finding.initiating_rank = first.finding.evidence.rank
+    finding.rank_unknown = False
+    caveat = (
+        " — low confidence: in a collective the first to exit can be the rank that noticed, not the one that"
+        " started it" if finding.category in _VICTIM_EXITS else ""
+    )
+    finding.rank_reason = (
+        prefix + "from torchrun's first observed failure (a hint: the agent reports the first exit it saw)" + caveat
+    )
+
+
+def span(ranks: list[int]) -> str:
+    """0-3,5,7-9: a compact list for 1,000 ranks."""
+    parts: list[str] = []
+    start = prev = None
+    for r in ranks:
+        if start is None:
+            start = prev = r
+        elif r == prev + 1:  # type: ignore[operator]
+            prev = r
+        else:
+            parts.append(f"{start}-{prev}" if start != prev else str(start))
+            start = prev = r
+    if start is not None:
+        parts.append(f"{start}-{prev}" if start != prev else str(start))
+    return ",".join(parts)
