@@ -92,6 +92,7 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     if len(by_rank) == 1 and other is not None:
         # one report only: its printer compared itself with every rank and names the first that differs
         root.finding.initiating_rank = int(str(other))
+        root.finding.rank_evidence = "named_in_message"
         root.finding.rank_reason = (
             f"named in the message: rank {other}'s collective differs from that of rank {next(iter(by_rank))}, the "
             "only rank whose report is in the log (if that rank was the odd one, every other rank differs from it)"
@@ -104,12 +105,14 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     if len(alone) == 1 and majority >= 2:
         odd = by_rank[alone[0]]
         odd.finding.reason = root.finding.reason
+        odd.finding.rank_evidence = "desynchronised"
         odd.finding.rank_reason = (
             f"rank {alone[0]} is the only rank whose collective differs from the others' "
             f"({len(by_rank) - 1} ranks agree)"
         )
         return odd
     root.finding.rank_unknown = True
+    root.finding.rank_evidence = "unknown"
     root.finding.rank_reason = f"{len(by_rank)} ranks disagree on the collective and none is alone: cannot tell which"
     return root
 
@@ -141,6 +144,7 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             missing = [r for r in range(0, max(known) + 1) if r not in reporters]
             if len(missing) == 1:
                 finding.initiating_rank = missing[0]
+                finding.rank_evidence = "absent_from_timeouts"
                 finding.rank_reason = (
                     f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
                     f"{span(sorted(reporters))}: the others waited for it"
@@ -149,6 +153,7 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             slow = _behind_in_steps(collection, reporters)
             if slow is not None:
                 finding.initiating_rank, step, others = slow
+                finding.rank_evidence = "behind_in_steps"
                 finding.rank_reason = (
                     f"rank {slow[0]} never logged a step past {step} while the ranks that timed out reached "
                     f"{others}: it fell behind"
@@ -157,6 +162,7 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             behind = _lowest_seq(cands)
             if behind is not None:
                 finding.initiating_rank, seq = behind
+                finding.rank_evidence = "lowest_sequence"
                 finding.rank_reason = (
                     f"every rank timed out, and rank {behind[0]} is the only one stuck at the lowest "
                     f"collective sequence number ({seq}): the others had moved past it"
@@ -164,10 +170,19 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
                 return
     if finding.evidence.rank is not None:
         named = named_rank(finding.fields) is not None
-        finding.rank_reason = (
-            "named in the message: the decisive line is about this rank" if named
-            else "the decisive line is this rank's own output"
-        )
+        later = sorted({c.finding.rank for c in cands if c.finding.fatal and c.finding.role is Role.CAUSE
+                        and c.finding.rank not in (None, finding.rank)})
+        if named:
+            finding.rank_evidence = "named_in_message"
+            finding.rank_reason = "named in the message: the decisive line is about this rank"
+        elif later:
+            finding.rank_evidence = "first_in_time"
+            finding.rank_reason = (
+                f"the decisive line is this rank's own output, before the errors of rank(s) {span(later)}"
+            )
+        else:
+            finding.rank_evidence = "own_output"
+            finding.rank_reason = "the decisive line is this rank's own output"
         return
     # neighbours decide only through ranked lines of the same file (and process, where lines say): lines without
     # a rank are no evidence for any rank
@@ -177,6 +192,7 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     ranked = [r for r in near if r is not None]
     if len(ranked) >= 2 and len(set(ranked)) == 1:
         finding.initiating_rank = ranked[0]
+        finding.rank_evidence = "neighbours"
         finding.rank_reason = (
             f"the decisive line has no rank prefix; the {len(ranked)} ranked lines around it all come from this rank"
         )
@@ -193,6 +209,7 @@ def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> N
     first = min(agent, key=lambda c: c.finding.evidence.seq)
     finding.initiating_rank = first.finding.evidence.rank
     finding.rank_unknown = False
+    finding.rank_evidence = "launcher_hint"
     caveat = (
         " — low confidence: in a collective the first to exit can be the rank that noticed, not the one that"
         " started it" if finding.category in _VICTIM_EXITS else ""

@@ -43,6 +43,7 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
             "the other ranks' errors answer it"
         )
         finding.rank_reason = f"named in the launcher's exit report, and silent: rank {rank} printed no traceback"
+        finding.rank_evidence = "silent"
 
 
 def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog) -> Candidate | None:
@@ -82,6 +83,7 @@ def _silence_candidate(state: RankState, reporters: list[int], entry: object, ec
         rank_reason=f"silent: rank {state.rank} stopped at its last line while ranks {span} lost their connection "
         "to it",
         context_before=[],
+        rank_evidence="silent",
     )
     finding.ranks = {state.rank}
     return Candidate(finding, entry, ("silence", state.rank), entry.priority)

@@ -78,6 +78,9 @@ class RootCauseOut(FindingOut):
     """why this finding was judged the initiating cause"""
     rank_reason: str
     """which evidence decided the initiating rank"""
+    rank_evidence: str
+    """the kind of evidence that named the rank: own_output, named_in_message, silent, desynchronised,
+    absent_from_timeouts, behind_in_steps, lowest_sequence, first_in_time, neighbours, launcher_hint, unknown"""
     host: str | None
     """the initiating rank's node, where the log names it (NCCL's host:pid:tid, [host:rank], torchrun's summary)"""
     explanation: str
@@ -217,6 +220,7 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your com
             **_finding(root),
             reason=root.reason,
             rank_reason=root.rank_reason,
+            rank_evidence=root.rank_evidence,
             host=diagnosis.ranks[root.rank].host if root.rank in diagnosis.ranks else None,
             explanation=_prose(entry.explanation),
             checklist=list(entry.checklist),
