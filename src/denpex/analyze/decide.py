@@ -16,13 +16,15 @@ from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
 
-_TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 4}
+_TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 5}
 
 
 def _tier(cand: Candidate) -> int:
     role = cand.finding.role
     if role is Role.CAUSE and cand.finding.generic:
         return 1
+    if role is Role.COLLATERAL and cand.entry is not None and cand.entry.layer == "launcher":
+        return 4  # the launcher tearing the survivors down answers the ranks' own reports, which come first
     return _TIER.get(role, 9)
 
 
