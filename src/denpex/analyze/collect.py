@@ -39,6 +39,12 @@ _HANDLED = re.compile(
     r"Ignoring this choice|[Ss]kipping (?:this )?(?:choice|config)|[Ff]alling back to eager|[Ff]all(?:ing)? back to"
     r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry|[Rr]etrying\b"
 )
+# a training step, or the end of training, printed by the job itself
+_PROGRESS = re.compile(
+    r"\b(?:[Ss]tep|[Ii]ter(?:ation)?|[Ee]poch)\b[\s=:#\[]*(?P<step>\d+)"
+    r"|\b(?:[Tt]raining (?:complete|completed|finished|done)|[Ff]inished training|`Trainer\.fit` stopped)\b"
+)
+MESSAGE_GAP = 2  # plain lines this close, in one stream, belong to one message
 BURST_SECONDS = 1.0  # log records of one stream this close together, a few lines apart, report one event
 BURST_LINES = 6
 STATEMENT_REACH = 60  # message lines searched for the statement after a location-only exception line
@@ -55,6 +61,7 @@ class Candidate:
     block: Block | None = None
     after_needed: int = 0
     ranks_before: tuple[int | None, ...] = ()  # ranks of the 3 lines before the evidence, whatever --context
+    steps_before: int = -1  # the highest training step its stream had logged before it
 
 
 @dataclass
@@ -65,6 +72,9 @@ class Collection:
     uncaught_blocks: int = 0
     counts: dict[tuple[str, int | None, Role], int] = field(default_factory=dict)  # every occurrence, kept or not
     handled_events: set[tuple[object, ...]] = field(default_factory=set)  # log records that said they recovered
+    # per stream (file, rank): the highest training step logged, and the last line that showed progress
+    steps: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    last_progress: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)  # (seq, line)
 
 
 class Collector:
@@ -85,6 +95,8 @@ class Collector:
         # findings whose line only said where; the next statement of the same message becomes their evidence
         self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
         self._last_record: dict[tuple[str, int | None], tuple[int, float, tuple[object, ...]]] = {}
+        self._last_plain: dict[tuple[str, int | None], tuple[int, tuple[object, ...]]] = {}
+        self._steps = self.result.steps
 
     # -- streaming -----------------------------------------------------------------------------
     def feed_all(self, lines: Iterable[Line]) -> Collection:
@@ -301,10 +313,15 @@ class Collector:
         elif line.level is not None and line.timestamp is not None:
             event = self._record_event(line)
         else:
-            event = ("line", line.seq)
+            # the lines of one multi-line message (no traceback, no log header) are one event
+            stream = (line.file, line.rank)
+            last = self._last_plain.get(stream)
+            event = last[1] if last is not None and line.seq - last[0] <= MESSAGE_GAP else ("line", line.seq)
+            self._last_plain[stream] = (line.seq, event)
+        candidate_steps = self._steps.get((line.file, line.rank), -1)
         detail_reach = max((d.within for d in entry.details), default=0) if entry else 0
         after = max(AFTER_LINES, detail_reach) if keep_context else detail_reach
-        candidate = Candidate(finding, entry, event, priority, block, after)
+        candidate = Candidate(finding, entry, event, priority, block, after, steps_before=candidate_steps)
         candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
         if first is None:
             self._kept[key] = candidate
@@ -328,6 +345,15 @@ class Collector:
         if line.timestamp is not None:
             self._last_time[(line.file, line.rank)] = line.timestamp
         self.rank_tracker.feed(line)
+        body = line.body
+        if ("tep" in body or "poch" in body or "ter" in body or "omplete" in body or "inished" in body) \
+                and not body[:1].isspace():
+            stream = (line.file, line.rank)
+            found = _PROGRESS.search(body)
+            if found:
+                step = int(found.group("step")) if found.group("step") else 1 << 30  # completion: past any step
+                self._steps[stream] = max(step, self._steps.get(stream, -1))
+                self.result.last_progress[stream] = (line.seq, line.number)
 
 
 # fields that name the rank a message is about (not the rank that printed it): `rank`, `ranks`, `culprit_rank`,

@@ -109,6 +109,31 @@ def _follow_pointers(cands: list[Candidate]) -> None:
         cand.finding.role = Role.WRAPPER
 
 
+def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
+    """A traceback after which its own stream trained on (a later step, or the end of training) was handled.
+
+    Only when nothing fatal follows it anywhere: a job that dies later died of something, and the printed
+    traceback may be its start.
+    """
+    fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
+    if not fatal:
+        return
+    last_fatal = max(c.finding.evidence.seq for c in fatal)
+    for cand in fatal:
+        finding = cand.finding
+        if finding.role is not Role.CAUSE or cand.block is None:
+            continue
+        stream = (finding.evidence.file, finding.evidence.rank)
+        progress_at, progress_line = collection.last_progress.get(stream, (-1, 0))
+        if progress_at <= finding.evidence.seq or collection.steps.get(stream, -1) <= cand.steps_before:
+            continue
+        if any(c.finding.evidence.seq > progress_at for c in fatal if c is not cand) or last_fatal > progress_at:
+            continue
+        finding.fatal = False
+        finding.role = Role.WARNING
+        finding.reason = f"the job went on after it: its own output shows later progress (line {progress_line})"
+
+
 def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
     """Earliest event first; inside it the most specific entry; then the earliest line.
 
@@ -155,6 +180,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         _apply_refinements(cand, catalog)
         _apply_details(cand)
     _follow_pointers(cands)
+    _went_on_after(cands, collection)
     for cand in cands:
         if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:
             cand.finding.fatal = False
