@@ -43,6 +43,7 @@ class Line:
     compile_id: str | None = None
     seq: int = 0  # global arrival order across all inputs
     year: int | None = None  # the year in force (from the last full date seen), for glog stamps without one
+    origin: str | None = None  # the source location a glog/vLLM header names (`ProcessGroupNCCL.cpp:607`)
 
 
 @dataclass(slots=True)

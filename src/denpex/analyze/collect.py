@@ -25,6 +25,7 @@ AFTER_LINES = 30  # lines kept after a finding's evidence (details like op/shape
 _COMPILER_CALL = re.compile(r"in (?:call_user_compiler|_call_user_compiler|compile_fx|_compile_fx_inner)$")
 # an anchor whose regex missed still counts on a line that is itself an error report
 _ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Ee]xception|[Aa]bort(?:ed|ing)?)\b")
+_NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
 # then `Output:`): the line that says what went wrong comes later in the same message
@@ -38,6 +39,8 @@ _STATEMENT = re.compile(
 _HANDLED = re.compile(
     r"Ignoring this choice|[Ss]kipping (?:this )?(?:choice|config)|[Ff]alling back to eager|[Ff]all(?:ing)? back to"
     r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry|[Rr]etrying\b"
+    # Inductor's autotuner logs a failed candidate `for benchmark choice ...` and drops only that choice
+    r"|for benchmark choice\b"
 )
 # a training step, or the end of training, printed by the job itself
 _PROGRESS = re.compile(
@@ -72,6 +75,7 @@ class Collection:
     uncaught_blocks: int = 0
     counts: dict[tuple[str, int | None, Role], int] = field(default_factory=dict)  # every occurrence, kept or not
     handled_events: set[tuple[object, ...]] = field(default_factory=set)  # log records that said they recovered
+    error_records: list[Candidate] = field(default_factory=list)  # unexplained C++ error records, last resort
     # per stream (file, rank): the highest training step logged, and the last line that showed progress
     steps: dict[tuple[str, int | None], int] = field(default_factory=dict)
     last_progress: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)  # (seq, line)
@@ -138,6 +142,10 @@ class Collector:
         elif is_exception and not claimed and block.header.level == "W":  # type: ignore[union-attr]
             # a traceback logged as a warning: handled, the job went on; still worth a warning finding
             self._maybe_generic(line, block, ring, handled=True)  # type: ignore[arg-type]
+        unexplained = recorded == len(self.result.candidates)
+        if (kind is Kind.OTHER and block is None and line.level in ("E", "F") and unexplained
+                and line.origin is not None and _NATIVE_SOURCE.search(line.origin)):
+            self._error_record(line, ring)
         fresh = [c for c in self.result.candidates[recorded:] if c.finding.role in (Role.CAUSE, Role.SYMPTOM)]
         if fresh and is_exception and _LOCATION_ONLY.search(line.body) is not None:
             self._awaiting[stream] = (fresh, STATEMENT_REACH)
@@ -234,6 +242,28 @@ class Collector:
             confidence="high" if hit.confirmed else "low",
         )
         return True
+
+    def _error_record(self, line: Line, ring: deque[Line]) -> None:
+        """An error record of PyTorch's C++ side (`[E socket.cpp:753] [c10d] ...`) that no entry explains.
+
+        It is evidence of last resort: any exception, cause, echo or wrapper outranks it (decide.py), but a log
+        whose only trace of failure is such a record is not clean.
+        """
+        if len(self.result.error_records) >= KEEP_PER_KEY:
+            return
+        verdict = layers.classify("", line.body, [], False)
+        entry = self.catalog.fallback(verdict.layer.value) or self.catalog.fallback(layers.Layer.USER.value)
+        assert entry is not None
+        candidates, self.result.candidates = self.result.candidates, []
+        self._record(
+            entry_id=entry.id, category=entry.category, title=entry.title, role=Role.SYMPTOM, fatal=True, line=line,
+            rank=line.rank, fields={"origin": line.origin or ""}, block=None, ring=ring, entry=entry,
+            priority=entry.priority, generic=True, confidence="low",
+            reason=f"an error record of {line.origin} that no catalog entry explains; {verdict.evidence}",
+        )
+        # kept apart: decide.py uses them only when the log holds no other failure
+        self.result.error_records.extend(self.result.candidates)
+        self.result.candidates = candidates
 
     def _maybe_generic(self, line: Line, block: Block, ring: deque[Line], handled: bool = False) -> None:
         """An uncaught exception that no catalog entry explains is still a cause, filed under its layer's entry."""

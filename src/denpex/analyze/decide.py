@@ -17,12 +17,15 @@ from denpex.catalog.loader import Catalog
 from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
 
 _TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 5}
+_LAST_RESORT = 6
 
 
 def _tier(cand: Candidate) -> int:
     role = cand.finding.role
     if role is Role.CAUSE and cand.finding.generic:
         return 1
+    if role is Role.SYMPTOM and cand.finding.generic:
+        return _LAST_RESORT  # an unexplained error record of torch's C++ side: only when nothing else is there
     if role is Role.COLLATERAL and cand.entry is not None and cand.entry.layer == "launcher":
         return 4  # the launcher tearing the survivors down answers the ranks' own reports, which come first
     return _TIER.get(role, 9)
@@ -115,6 +118,8 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
     Only when nothing fatal follows it anywhere: a job that dies later died of something, and the printed
     traceback may be its start.
     """
+    if collection.error_records and not any(c.finding.fatal and c.finding.role in _TIER for c in cands):
+        cands = [*cands, *collection.error_records]  # nothing else failed: the C++ side's error records decide
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
     if not fatal:
         return

@@ -65,6 +65,8 @@ _CLASS_NAMES = re.compile(
 _DYNAMO_HINTS = re.compile(
     r"torch\._dynamo\.config\.(?:verbose|suppress_errors)|TORCHDYNAMO_VERBOSE|torchdynamo\.config|"
     r"You can suppress this exception and fall back to eager|from user code:|TORCH_LOGS=\"\+dynamo\""
+    # the size/stride guard in Inductor's generated code (assert_size_stride)
+    r"|expected size \d+==\d+, stride \d+==\d+ at dim="
 )
 _BACKEND_RAISED = re.compile(r"backend='[^']*' raised:|compiler_fn\b.*raised|backend_compiler_failed")
 _CUDA_WORDS = re.compile(
@@ -93,6 +95,10 @@ _WEAK_WORDS: tuple[tuple[re.Pattern[str], Layer], ...] = (
     (re.compile(r"\b(?:dynamo|Dynamo|inductor|Inductor|aot_autograd|FakeTensor|fx\.Graph|torch\.compile)\b"),
      Layer.COMPILER),
 )
+
+
+# what an API raises when its caller passed something it does not accept
+_ARGUMENT_ERRORS = frozenset({"ValueError", "TypeError", "KeyError", "AttributeError", "IndexError"})
 
 
 def frame_path(frame: str) -> str | None:
@@ -141,6 +147,9 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
         return Verdict(Layer.CUDA, "its message is a CUDA runtime error")
     verdict = _by_frames(frames)
     if verdict is not None:
+        if verdict.layer is Layer.DISTRIBUTED and exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
+            return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
+                           f"({verdict.evidence.split('(', 1)[-1].rstrip(')')}): the caller's mistake")
         return verdict
     for pattern, layer in _WEAK_WORDS:
         if pattern.search(message):

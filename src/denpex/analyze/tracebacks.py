@@ -63,6 +63,7 @@ class Block:
     message_lines: int = 0
     chained: bool = False
     headless: bool = False  # frames with no `Traceback` header above them (the excerpt was cut)
+    indent: int | None = None  # how far the whole traceback is indented (torchelastic's summary quotes it by 2)
     wrapped_by_backend: bool = False  # `BackendCompilerFailed: backend='inductor' raised:` carried the exception
 
 
@@ -110,6 +111,12 @@ class TracebackTracker:
             return stream.block, Kind.OTHER
         block = stream.block
         if stream.state == "frames" and block is not None:
+            indent = len(body) - len(body.lstrip())
+            if block.indent is None and _FRAME.match(body):
+                block.indent = max(indent - 2, 0)  # a traceback quoted inside a summary is indented as a whole
+            if (block.indent and indent == block.indent and not is_frame and _EXCEPTION_LINE.match(stripped)
+                    and (not block.headless or _HEADLESS_EXCEPTION.match(stripped))):
+                return self._exception(stream, block, line, stripped), Kind.EXCEPTION
             if is_frame or echo or body[:1].isspace() or not stripped or stripped.startswith(("^", "~")):
                 frame = _FRAME.match(body)
                 if frame:

@@ -33,7 +33,7 @@ from denpex.analyze.collect import Collector
 from denpex.analyze.decide import decide
 from denpex.analyze.process_exit import ProcessExit, account_for_exit
 from denpex.catalog import Catalog, load
-from denpex.ingest import headers
+from denpex.ingest.lines import build_line
 from denpex.model import Diagnosis, Line, Role
 
 MAX_LINE_BYTES = 4 << 20
@@ -137,20 +137,10 @@ class LiveDiagnoser:
 
     def feed(self, raw: bytes) -> list[Flag]:
         """Frame one line like denpex.ingest.lines.frame does and feed it; return new findings."""
-        text = raw.decode("utf-8", "replace").rstrip("\r")
-        if "\x1b" in text:
-            text = headers.ANSI.sub("", text)
-        if "\r" in text:
-            text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
-        head = headers.parse(text, self._year)
-        if head.year is not None:
-            self._year = head.year
         self.number += 1
-        line = Line(
-            file=self.log_name, number=self.number, text=text, body=head.body, rank=head.rank,
-            local_rank=head.local_rank, host=head.host, pid=head.pid, level=head.level, timestamp=head.timestamp,
-            compile_id=head.compile_id, seq=self.number,
-        )
+        line = build_line(raw, self.log_name, self.number, self.number, None, self._year)
+        self._year = line.year
+        text = line.text
         if text.strip():
             self.last_line = line
         self.collector.feed(line)

@@ -81,6 +81,7 @@ class Header:
     timestamp: float | None = None
     compile_id: str | None = None
     year: int | None = None  # set when the header carried a full date (glog and vLLM stamps have none)
+    origin: str | None = None  # the `file:line` of a glog or vLLM header: who printed the record
 
 
 def _month_day_time(month: int, day: int, clock: str, year: int | None) -> float | None:
@@ -149,6 +150,7 @@ def parse(text: str, year: int | None = None) -> Header:
     found = _GLOG.match(rest)
     if found:
         head.level = found.group("level") or found.group("level2")
+        head.origin = found.group("where")
         if found.group("md"):
             md = found.group("md")
             head.timestamp = _month_day_time(int(md[:2]), int(md[2:]), found.group("time"), year)
@@ -168,6 +170,7 @@ def parse(text: str, year: int | None = None) -> Header:
         rest = rest[found.end() :]
     elif found := _VLLM.match(rest):
         head.level = _LEVEL_NAMES[found.group("level")]
+        head.origin = found.group("where")
         md = found.group("md")
         head.timestamp = _month_day_time(int(md[:2]), int(md[3:]), found.group("time"), year)
         rest = rest[found.end() :]

@@ -104,6 +104,7 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
         level=head.level,
         timestamp=head.timestamp,
         compile_id=head.compile_id,
+        origin=head.origin,
         seq=seq,
         year=head.year if head.year is not None else year,
     )
