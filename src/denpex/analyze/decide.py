@@ -105,7 +105,9 @@ def _follow_pointers(cands: list[Candidate]) -> None:
         ]
         if not earlier:
             continue
-        target = max(earlier, key=lambda c: c.finding.evidence.seq)
+        # the event it reports on came before it: a report inside its own traceback chain only repeats it
+        before = [c for c in earlier if c.event != cand.event] or earlier
+        target = max(before, key=lambda c: c.finding.evidence.seq)
         target.finding.fatal = True
         target.finding.role = Role.CAUSE
         target.finding.reason = f"made fatal by the later {cand.entry.id} at line {ev.line}"

@@ -15,6 +15,12 @@ from enum import Enum
 from denpex.model import Line
 
 TRACEBACK_HEADER = re.compile(r"^(?:Original )?Traceback \(most recent call last\):")
+# IPython/Jupyter print the exception class first: `CacheLimitExceeded      Traceback (most recent call last)`
+_IPYTHON_HEADER = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
+# IPython's frames: `Cell In[21], line 5`, `File ~/x.py:451, in f(...)`, `----> 5     result = run()`, `~/x.py in f()`
+_IPYTHON_FRAME = re.compile(
+    r"^(?:Cell In\[\d+\], line \d+|File [~/\\\w.:-][^\n]*:\d+, in |-+> ?\d+\b|\S+\.py in \S+\()"
+)
 # a header glued after a progress bar that printed no newline: `100%|####| 5/5 [00:02<00:00]Traceback (...):`
 _GLUED_HEADER = re.compile(r"\S.*?(?P<header>Traceback \(most recent call last\):)\s*$")
 # an exception glued after a progress bar: `45%|####5     | 45/100 [00:10<00:12, 4.5it/s]RuntimeError: ...`
@@ -64,6 +70,7 @@ class Block:
     chained: bool = False
     headless: bool = False  # frames with no `Traceback` header above them (the excerpt was cut)
     indent: int | None = None  # how far the whole traceback is indented (torchelastic's summary quotes it by 2)
+    ipython: bool = False  # IPython's layout: the class on the header line, `Cell In[..]`/`---->` frames
     wrapped_by_backend: bool = False  # `BackendCompilerFailed: backend='inductor' raised:` carried the exception
 
 
@@ -100,6 +107,13 @@ class TracebackTracker:
             glued = _GLUED_HEADER.match(stripped)
             if glued and not stream.after_frame:
                 stripped = glued.group("header")
+        ipython = _IPYTHON_HEADER.match(stripped)
+        if ipython:
+            block = self._header(stream, line)
+            block.ipython = True
+            self._exception(stream, block, line, ipython.group("exc"))
+            stream.state = "frames"  # the class came first; its frames and message follow
+            return block, Kind.EXCEPTION
         if TRACEBACK_HEADER.match(stripped):
             if stripped.startswith("Original") and stream.block is not None and stream.state != "idle":
                 # a DataLoader worker's traceback printed inside the main process's exception message:
@@ -117,6 +131,8 @@ class TracebackTracker:
             if (block.indent and indent == block.indent and not is_frame and _EXCEPTION_LINE.match(stripped)
                     and (not block.headless or _HEADLESS_EXCEPTION.match(stripped))):
                 return self._exception(stream, block, line, stripped), Kind.EXCEPTION
+            if block.ipython and _IPYTHON_FRAME.match(stripped):
+                return block, Kind.FRAME
             if is_frame or echo or body[:1].isspace() or not stripped or stripped.startswith(("^", "~")):
                 frame = _FRAME.match(body)
                 if frame:
