@@ -219,8 +219,9 @@ class Collector:
             fatal = True
             if role in (Role.WARNING, Role.CONTEXT):
                 role = Role.CAUSE
-        elif handled and fatal and role is Role.CAUSE:
-            # a traceback a logger printed at DEBUG/INFO/WARNING was caught and handled: the job went on
+        elif (handled or _HANDLED.search(line.body)) and fatal and role is Role.CAUSE:
+            # a traceback a logger printed at DEBUG/INFO/WARNING was caught and handled, or the line itself says it
+            # recovered (an autotuning choice dropped): the job went on
             fatal = False
             role = Role.WARNING
         named = named_rank(hit.fields)

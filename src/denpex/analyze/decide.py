@@ -120,8 +120,6 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
     Only when nothing fatal follows it anywhere: a job that dies later died of something, and the printed
     traceback may be its start.
     """
-    if collection.error_records and not any(c.finding.fatal and c.finding.role in _TIER for c in cands):
-        cands = [*cands, *collection.error_records]  # nothing else failed: the C++ side's error records decide
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
     if not fatal:
         return
@@ -198,6 +196,8 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         quiet = silence.silent_rank(cands, collection, catalog)
         if quiet is not None:
             cands = [*cands, quiet]
+    if collection.error_records and not any(c.finding.fatal and c.finding.role in _TIER for c in cands):
+        cands = [*cands, *collection.error_records]  # nothing else failed: the C++ side's error records decide
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
     warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING
                 and not (c.entry is not None and c.entry.advisory)]

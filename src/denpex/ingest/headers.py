@@ -40,7 +40,7 @@ _WORKER_RANK = re.compile(r"\b(?:TP|rank|Rank|RANK|worker|Worker)[_ ]?(\d+)\b")
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
     r"""^(?:
-        \[?(?P<level>[DIWEF])(?P<md>\d{4})\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?:(?P<pid>\d+)\s+)?
+        \[?(?P<level>[DIWEF])(?P<md>\d{4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(?:(?P<pid>\d+)\s+)?
       | \[(?P<level2>[DIWEF])\s+                              # old c10 logs: [E ProcessGroupNCCL.cpp:821]
     )(?P<where>[\w./\-]+:\d+)\]\s?""",
     re.VERBOSE,
@@ -151,7 +151,7 @@ def parse(text: str, year: int | None = None) -> Header:
     if found:
         head.level = found.group("level") or found.group("level2")
         head.origin = found.group("where")
-        if found.group("md"):
+        if found.group("md") and found.group("time"):  # a pasted excerpt may have its clock cut out
             md = found.group("md")
             head.timestamp = _month_day_time(int(md[:2]), int(md[2:]), found.group("time"), year)
         if found.group("pid"):
