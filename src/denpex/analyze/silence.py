@@ -28,6 +28,9 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
     for cand in cands:
         finding = cand.finding
         code = finding.fields.get("exitcode")
+        signal = str(finding.fields.get("signal", ""))
+        if code is None and signal.isdigit():
+            code = -int(signal)  # the launcher's report of a death by signal
         rank = named_rank(finding.fields)
         if finding.role is not Role.WRAPPER or code is None or rank is None or rank in silent_errors:
             continue
