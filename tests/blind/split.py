@@ -95,12 +95,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args()
     every = sorted(p.parent for half in ("pool", "dev", "test") for p in (HERE / half).glob("*/label.json"))
-    bad = {case.name: problems(case) for case in every}
+    extra = sorted(p.parent for p in (HERE / "dev-extra").glob("*/label.json"))  # collected later, dev only
+    bad = {case.name: problems(case) for case in every + extra}
     bad = {k: v for k, v in bad.items() if v}
     for name, found in bad.items():
         print(f"{name}: {'; '.join(found)}", file=sys.stderr)
     if args.check or bad:
-        print(f"{len(every)} cases, {len(bad)} with problems")
+        print(f"{len(every) + len(extra)} cases, {len(bad)} with problems")
         return 1 if bad else 0
     halves = assign(every, args.seed)
     for case in every:
