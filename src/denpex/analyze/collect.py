@@ -25,6 +25,8 @@ AFTER_LINES = 30  # lines kept after a finding's evidence (details like op/shape
 _COMPILER_CALL = re.compile(r"in (?:call_user_compiler|_call_user_compiler|compile_fx|_compile_fx_inner)$")
 # an anchor whose regex missed still counts on a line that is itself an error report
 _ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Ee]xception|[Aa]bort(?:ed|ing)?)\b")
+# a record that states an exception (`RuntimeError: ...`): logged, but whether it was survived is unknown
+_EXCEPTION_STATEMENT = re.compile(r"\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failed)\b")
 _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
@@ -219,9 +221,11 @@ class Collector:
             fatal = True
             if role in (Role.WARNING, Role.CONTEXT):
                 role = Role.CAUSE
-        elif (handled or _HANDLED.search(line.body)) and fatal and role is Role.CAUSE:
-            # a traceback a logger printed at DEBUG/INFO/WARNING was caught and handled, or the line itself says it
-            # recovered (an autotuning choice dropped): the job went on
+        elif (handled or _HANDLED.search(line.body) or (block is None and line.level in ("W", "I", "D")
+                                                         and not _EXCEPTION_STATEMENT.match(line.body))) \
+                and fatal and role is Role.CAUSE:
+            # a traceback a logger printed at DEBUG/INFO/WARNING was caught and handled, the line itself says it
+            # recovered (an autotuning choice dropped), or the program logged it as a warning: the job went on
             fatal = False
             role = Role.WARNING
         named = named_rank(hit.fields)
