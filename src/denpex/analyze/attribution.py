@@ -168,6 +168,17 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
                     f"collective sequence number ({seq}): the others had moved past it"
                 )
                 return
+    if named_rank(finding.fields) is None:
+        # a later line of the same message may name the rank it is about (`... did not receive grad for rank 3`)
+        in_message = [named_rank(c.finding.fields) for c in cands if c.event == root.event and c is not root]
+        about = {r for r in in_message if r is not None}
+        if len(about) == 1:
+            finding.initiating_rank = about.pop()
+            finding.rank_evidence = "named_in_message"
+            finding.rank_reason = (
+                f"named in the message: a later line of the same error is about rank {finding.initiating_rank}"
+            )
+            return
     if finding.evidence.rank is not None:
         named = named_rank(finding.fields) is not None
         later = sorted({c.finding.rank for c in cands if c.finding.fatal and c.finding.role is Role.CAUSE
