@@ -213,8 +213,10 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
 
 def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:
     """torchrun's first observed failure, when nothing better exists: a hint, and the report says so."""
+    # the launcher's report names the rank in its text (`local_rank: 2`) or in its prefix (Lightning's
+    # `[rank: 2] Child process ... terminated`)
     agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES
-             and named_rank(c.finding.fields) is not None]
+             and (named_rank(c.finding.fields) is not None or c.finding.evidence.rank is not None)]
     if not agent:
         return
     first = min(agent, key=lambda c: c.finding.evidence.seq)

@@ -32,6 +32,8 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
         if code is None and signal.isdigit():
             code = -int(signal)  # the launcher's report of a death by signal
         rank = named_rank(finding.fields)
+        if rank is None and "exitcode" in finding.fields:
+            rank = finding.evidence.rank  # a launcher line tagged with the rank it reports on
         if finding.role is not Role.WRAPPER or code is None or rank is None or rank in silent_errors:
             continue
         try:
