@@ -182,3 +182,49 @@ def test_a_detail_mismatch_report_names_the_rank_that_differs():
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause
     assert root.category == "dist.collective_mismatch"
     assert root.rank == label["initiating_rank"] and root.rank_reason.startswith("named in the message")
+
+
+# -- more forms, from the logs collected after the split (dev-extra) ---------------------------------------------
+EXTRA = TESTS / "blind" / "dev-extra"
+
+
+def test_an_ipython_traceback_names_its_class_on_the_header_line():
+    # Jupyter prints `CacheLimitExceeded    Traceback (most recent call last)`; this excerpt ends before the message
+    result = diagnose(str(DEV / "gh-heavyball-16" / "log.txt"))
+    assert result.verdict is Verdict.FAILURE and result.root_cause.category == "compile.recompile_limit"
+
+
+def test_a_traceback_quoted_with_an_indent_in_torchelastics_summary():
+    root = diagnose(str(EXTRA / "gh-pytorch-148976" / "log.txt")).root_cause
+    assert root.category == "dist.collective_mismatch"
+    assert "Detected mismatch between collectives" in root.evidence.text
+
+
+def test_an_unexplained_cpp_error_record_is_the_failure_when_nothing_else_failed():
+    result = diagnose(str(EXTRA / "gh-open-sora-667" / "log.txt"))
+    assert result.verdict is Verdict.FAILURE and result.root_cause.category == "dist.peer_or_store_failure"
+    assert result.root_cause.evidence.text.startswith("[E socket.cpp:753]")
+    assert result.root_cause.confidence == "low"
+
+
+def test_a_cause_logged_as_a_warning_without_an_exception_was_survived():
+    # one autotuning choice ran out of shared memory; the autotuner logged it and went on
+    result = diagnose(str(EXTRA / "gh-pytorch-143098" / "log.txt"))
+    assert result.verdict is Verdict.WARNING and result.root_cause.category == "compile.triton_error"
+
+
+def test_a_later_line_of_the_same_error_names_the_rank():
+    root = diagnose(str(EXTRA / "gh-cutie-125" / "log.txt")).root_cause
+    assert root.rank == 3 and root.rank_evidence == "named_in_message"
+
+
+def test_nccls_own_cuda_failure_line_beats_the_wrapper_that_calls_it_unhandled():
+    root = diagnose(str(EXTRA / "gh-nccl-1410" / "log.txt")).root_cause
+    assert root.category == "dist.nccl_error" and "Cuda failure 1 'invalid argument'" in root.evidence.text
+
+
+@pytest.mark.parametrize("case", ["run-mpirun-raise", "run-lightning-compile", "run-torchrun-sigkill"])
+def test_real_launcher_runs_name_the_rank_their_label_names(case):
+    label = json.loads((DEV / case / "label.json").read_text())
+    root = diagnose(str(DEV / case / "log.txt")).root_cause
+    assert root.category == label["category"] and root.rank == label["initiating_rank"], root.rank_reason
