@@ -68,7 +68,8 @@ def problems(case: Path) -> list[str]:
 
 def stratum(case: Path) -> str:
     label = json.loads((case / "label.json").read_text(encoding="utf-8"))
-    kind = "run" if case.name.startswith("run-") else "thread"
+    # GPU runs came after the first deal: strata of their own leave every earlier case where it was
+    kind = "gpu-run" if case.name.startswith("run-gpu") else "run" if case.name.startswith("run-") else "thread"
     return f"{kind}:{label['category']}"
 
 
