@@ -290,7 +290,7 @@ class Collector:
             entry=entry,
             priority=entry.priority,
             generic=True,
-            reason=f"no catalog entry explains this exception; {verdict.evidence}",
+            reason=verdict.evidence,
         )
 
     def _record(

@@ -44,10 +44,20 @@ def account_for_exit(
     """Make a failed command's exit the root cause when its output held no failure."""
     if diagnosis.verdict is Verdict.FAILURE or (ended.returncode == 0 and not ended.timed_out):
         return diagnosis
+    how, fields = describe(ended, timeout_s)
+    warned = diagnosis.root_cause
+    warned_entry = catalog.get(warned.entry_id) if warned is not None else None
+    if warned is not None and warned_entry is not None and warned_entry.role == "cause":
+        # an error the output showed and the job seemed to survive (a handled traceback) is, once the command
+        # failed anyway, the best explanation its output holds
+        warned.fatal = True
+        warned.role = Role.CAUSE
+        warned.reason = f"{how}; this earlier error is the only failure its output shows (the job went on after it)"
+        diagnosis.verdict = Verdict.FAILURE
+        return diagnosis
     entry = next((e for e in catalog.entries if e.matched_by == "process_exit"), None)
     if entry is None:
         return diagnosis
-    how, fields = describe(ended, timeout_s)
     if last_line is not None:
         evidence = Evidence(last_line.file, last_line.number, last_line.text, last_line.rank, last_line.timestamp,
                             last_line.seq)
