@@ -21,9 +21,11 @@ from denpex.catalog.loader import Catalog
 
 # Besides the catalog's anchors, the analysis needs these lines framed: traceback headers (to know a
 # line's place in a traceback), exception lines of any kind (uncaught exceptions no entry explains),
-# and torchrun's exit summaries (per-rank exit codes).
+# torchrun's exit summaries (per-rank exit codes), and the records of torch's C++ side (`[E socket.cpp:753]`),
+# which are the failure of last resort when nothing else failed.
 TRACEBACK = b"Traceback (most recent call last)"
-STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed")
+STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed",
+                       b".cpp:")
 # A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
 # The rank-marker forms every engine looks for; the first starts nearly every line of a torchrun log.
 _RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
