@@ -43,6 +43,8 @@ _HANDLED = re.compile(
     r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry|[Rr]etrying\b"
     # Inductor's autotuner logs a failed candidate `for benchmark choice ...` and drops only that choice
     r"|for benchmark choice\b"
+    # a training loop that catches a failed step and moves on
+    r"|caught, skipping (?:this )?(?:step|batch|iteration|sample)|[Ss]kipping (?:this )?(?:step|batch|iteration)\b"
 )
 # a training step, or the end of training, printed by the job itself
 _PROGRESS = re.compile(

@@ -17,6 +17,7 @@ from enum import Enum
 
 class Layer(str, Enum):
     COMPILER = "compiler"
+    LOWERING = "lowering"  # Inductor's lowering of an aten op (a finer part of the compiler)
     TRITON = "triton"
     DISTRIBUTED = "distributed"
     CUDA = "cuda"
@@ -51,7 +52,7 @@ _CLASS_MODULES: tuple[tuple[str, Layer], ...] = (
 _CLASS_NAMES = re.compile(
     r"""^(?:
         (?P<compiler>Internal\w*Error|TorchRuntimeError|BackendCompilerFailed|InductorError|LoweringException
-          |Unsupported|UserError|CppCompileError|InvalidCxxCompiler|GuardOnDataDependentSymNode
+          |Unsupported|CppCompileError|InvalidCxxCompiler|GuardOnDataDependentSymNode
           |DataDependentOutputException|DynamicOutputShapeException|ConstraintViolationError
           |FailOnRecompileLimitHit|RecompileLimitExceeded|CacheLimitExceeded|SkipFrame|MissingOperator\w*)
       | (?P<triton>CompilationError|OutOfResources|PTXASError|TritonError\w*)
@@ -75,6 +76,7 @@ _CUDA_WORDS = re.compile(
 )
 _FRAME_PATH = re.compile(r'File "(?P<path>[^"]+)"|^(?P<tail>[^\s"]*\.py)", line \d+')
 _FRAME_LAYERS: tuple[tuple[re.Pattern[str], Layer], ...] = (
+    (re.compile(r"(?:_inductor|torchinductor)[/\\]lowering\.py"), Layer.LOWERING),
     (re.compile(r"torch[/\\](?:_dynamo|_inductor|_functorch|_subclasses|_higher_order_ops|_export|export|fx"
                 r"|_prims\w*|_refs|_decomp|utils[/\\]_sympy)[/\\.]"
                 r"|(?:^|[/\\])(?:torchdynamo|torchinductor|functorch)[/\\]|torchinductor_[^/\\]*[/\\]"),
@@ -109,10 +111,12 @@ def frame_path(frame: str) -> str | None:
 
 
 def _by_class(exception_type: str) -> Verdict | None:
+    name = exception_type.rsplit(".", 1)[-1]
+    if name == "UserError":  # torch._dynamo.exc.UserError: Dynamo/export telling the user their call is wrong
+        return Verdict(Layer.USER, f"the exception class {exception_type} reports a mistake in the caller's code")
     for prefix, layer in _CLASS_MODULES:
         if exception_type.startswith(prefix):
             return Verdict(layer, f"the exception class {exception_type} belongs to {prefix.rstrip('.')}")
-    name = exception_type.rsplit(".", 1)[-1]
     found = _CLASS_NAMES.match(name)
     if found:
         layer = Layer(next(k for k, v in found.groupdict().items() if v))

@@ -35,6 +35,7 @@ _ORPHAN_EXCEPTION = re.compile(
 _RECORDED_EXCEPTION = re.compile(
     r"(?:^|[\s:\]])(?P<exc>(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Interrupt)|Exception)): \S"
 )
+_CLASS_REPR = re.compile(r"^<class '(?P<cls>[A-Za-z_][\w.]*)'>:\s?")
 # after frames with no header above them (a pasted excerpt cut at the top), what an exception line looks like
 _HEADLESS_EXCEPTION = re.compile(
     r"^(?:[a-z_]\w*\.)+[A-Z]\w*(?::|$)|^[A-Z]\w*(?:Error|Exception|Failed|Interrupt|Exit|Iteration|Unsupported"
@@ -175,6 +176,10 @@ class TracebackTracker:
             glued = _GLUED_AFTER_BAR.match(stripped)
             if glued:
                 candidate = glued.group("rest")
+        reported = _CLASS_REPR.match(candidate)
+        if reported:  # `<class 'torch._dynamo.exc.UserError'>: message`, how some reports print an exception
+            candidate = f"{reported.group('cls')}: {candidate[reported.end():]}"
+            return self._orphan(stream, line, candidate), Kind.EXCEPTION
         if line.level is None and _ORPHAN_EXCEPTION.match(candidate):
             return self._orphan(stream, line, candidate), Kind.EXCEPTION
         if line.level in ("E", "F"):

@@ -164,7 +164,7 @@ class Entry:
     matched_by: Literal["signature", "uncaught_exception", "process_exit", "rank_silence"] = "signature"
     # for "uncaught_exception" entries: the layer whose unexplained exceptions this entry files (each layer
     # falls back to its own generic entry: analyze/layers.py tells which layer raised an exception)
-    fallback_for: Literal["compiler", "triton", "distributed", "cuda", "user"] | None = None
+    fallback_for: Literal["compiler", "lowering", "triton", "distributed", "cuda", "user"] | None = None
     signatures: list[Signature] = field(default_factory=list)
     details: list[Detail] = field(default_factory=list)
     refinements: list[Refinement] = field(default_factory=list)

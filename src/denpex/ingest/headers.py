@@ -37,6 +37,7 @@ _LAUNCHER = re.compile(
     re.VERBOSE,
 )
 _WORKER_RANK = re.compile(r"\b(?:TP|rank|Rank|RANK|worker|Worker)[_ ]?(\d+)\b")
+_QUOTE = re.compile(r"^(?:> )+(?=\S)")
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
     r"""^(?:
@@ -118,6 +119,10 @@ def parse(text: str, year: int | None = None) -> Header:
     local_from_launcher: int | None = None
     srun_label: int | None = None
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
+    if rest.startswith(">"):  # a log quoted in an e-mail or a markdown thread: `> KeyError: 'RANK'`
+        quoted = _QUOTE.match(rest)
+        if quoted:
+            rest = rest[quoted.end() :]
     for _ in range(5):
         found = _LAUNCHER.match(rest)
         if found:
