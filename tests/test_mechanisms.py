@@ -228,3 +228,24 @@ def test_real_launcher_runs_name_the_rank_their_label_names(case):
     label = json.loads((DEV / case / "label.json").read_text())
     root = diagnose(str(DEV / case / "log.txt")).root_cause
     assert root.category == label["category"] and root.rank == label["initiating_rank"], root.rank_reason
+
+
+def test_an_assert_raised_while_inductor_lowered_an_op_is_a_lowering_error():
+    # the 2022 torchinductor package: `AssertionError: (2, 2)` from sizevars.py, called by lowering.py's index_put_
+    assert layers.classify("AssertionError", "AssertionError: (2, 2)", [
+        'File "/x/torchdynamo/torchdynamo/eval_frame.py", line 135, in _fn',
+        'File "/x/torchdynamo/torchinductor/lowering.py", line 1406, in index_put_',
+        'File "/x/torchdynamo/torchinductor/sizevars.py", line 127, in guard_equals',
+    ], False).layer is layers.Layer.LOWERING
+
+
+@pytest.mark.parametrize(("case", "category", "verdict"), [
+    ("gh-landmark-65", "mem.host_oom", Verdict.FAILURE),  # `... 6.17it/s]Killed` after a progress bar
+    ("gh-megatron-deepspeed-265", "dist.teardown_abort", Verdict.FAILURE),  # CUDA error: driver shutting down
+    ("gh-mmdetection-77", "user.code_error", Verdict.FAILURE),  # `> KeyError: 'RANK'`, quoted in the thread
+    ("gh-pytorch-148629", "user.code_error", Verdict.FAILURE),  # `<class 'torch._dynamo.exc.UserError'>: ...`
+    ("gh-sida-18", "user.code_error", Verdict.WARNING),  # `... error caught, skipping step`
+])
+def test_more_forms_of_a_failure(case, category, verdict):
+    result = diagnose(str(EXTRA / case / "log.txt"))
+    assert result.verdict is verdict and result.root_cause.category == category

@@ -124,14 +124,27 @@ def _by_class(exception_type: str) -> Verdict | None:
     return None
 
 
+def _frame_layer(path: str) -> Layer | None:
+    for pattern, layer in _FRAME_LAYERS:
+        if pattern.search(path):
+            return layer
+    return None
+
+
 def _by_frames(frames: list[str]) -> Verdict | None:
-    for frame in reversed(frames):
-        path = frame_path(frame)
-        if path is None:
-            continue
-        for pattern, layer in _FRAME_LAYERS:
-            if pattern.search(path):
-                return Verdict(layer, f"its innermost non-generic frame is in the {layer.value} stack ({path})")
+    paths = [p for p in (frame_path(f) for f in reversed(frames)) if p is not None]
+    for i, path in enumerate(paths):
+        layer = _frame_layer(path)
+        if layer is Layer.COMPILER:
+            # inside the compiler, the innermost run of compiler frames says which part: lowering an op?
+            for outer in paths[i + 1 :]:
+                outer_layer = _frame_layer(outer)
+                if outer_layer is Layer.LOWERING:
+                    return Verdict(Layer.LOWERING, f"it was raised while Inductor lowered an op ({outer})")
+                if outer_layer is not Layer.COMPILER and not _NEUTRAL.search(outer):
+                    break
+        if layer is not None:
+            return Verdict(layer, f"its innermost non-generic frame is in the {layer.value} stack ({path})")
         if _NEUTRAL.search(path):
             continue
         return Verdict(Layer.USER, f"its innermost non-generic frame is the job's own code ({path})")
