@@ -16,13 +16,12 @@ from tests.conftest import TESTS
 
 BLIND = TESTS / "blind"
 TARGET = 0.90
-# measured on the test half (91 cases) at the commit that added this file; raise them as the figures rise
+# the figures measured at the end of the session that built the split (test: 95 cases); raise them as they rise
 FLOORS = {
-    "test": {"category": 0.85, "decisive_line": 0.87, "rank": 0.66, "verdict": 0.88},
-    "dev": {"category": 0.95, "decisive_line": 0.97, "rank": 0.91, "verdict": 0.97},
-    "dev-extra": {"category": 0.88, "decisive_line": 0.95, "rank": 0.66, "verdict": 0.95},
+    "test": {"category": 0.85, "decisive_line": 0.88, "rank": 0.69, "verdict": 0.89},
+    "dev": {"category": 0.95, "decisive_line": 0.97, "rank": 0.95, "verdict": 0.97},
+    "dev-extra": {"category": 0.91, "decisive_line": 0.98, "rank": 0.85, "verdict": 0.98},
 }
-
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
 def half(request):
