@@ -1,6 +1,9 @@
 """Denpex's own cache: compiled scanner databases and the validated catalog, each named by a hash of a
 description of what it was built from (the patterns; the entry files' names, sizes and times).
 
+Nothing read from it is ever executed: the catalog is plain JSON data, and a file (or its folder) that is
+not owned by this user, or that group or others may write, is ignored and rebuilt.
+
 Everything here is derived data: a missing, stale or damaged file only costs rebuilding it, and a cache
 dir that cannot be written (read-only home, full disk) is silently skipped. `DENPEX_CACHE_DIR` moves it,
 `DENPEX_NO_CACHE=1` turns it off.
@@ -33,12 +36,20 @@ def cache_path(kind: str, key: object, suffix: str) -> Path | None:
 
 
 def read_cached(path: Path | None) -> bytes | None:
+    """The file's bytes, unless someone else could have written it (not ours, or writable by group/others)."""
     if path is None:
         return None
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            if not _trusted(os.fstat(handle.fileno())) or not _trusted(os.stat(path.parent)):
+                return None
+            return handle.read()
     except OSError:
         return None
+
+
+def _trusted(st: os.stat_result) -> bool:
+    return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & 0o022
 
 
 def write_cached(path: Path | None, data: bytes) -> None:
@@ -46,9 +57,11 @@ def write_cached(path: Path | None, data: bytes) -> None:
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(tmp, path)
     except OSError:
         pass

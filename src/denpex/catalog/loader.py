@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -81,18 +81,40 @@ def load(directory: str | None = None) -> Catalog:
     root = Path(directory) if directory else entries_dir()
     stats = _entry_files(root)
     key = (sys.version_info[:2], Path(schema.__file__).read_bytes(), stats)
-    path = cache_path("catalog", key, ".pickle")
+    path = cache_path("catalog", key, ".json")
     cached = read_cached(path)
     if cached is not None:
         try:
-            entries = pickle.loads(cached)
-            if isinstance(entries, tuple) and all(isinstance(e, Entry) for e in entries):
-                return Catalog(entries)
-        except Exception:  # a damaged or foreign file: validate the sources instead
+            return Catalog(tuple(_rebuilt(Entry, item) for item in json.loads(cached)))
+        except (ValueError, TypeError, KeyError, AttributeError):  # damaged or foreign: validate the sources
             pass
     catalog = _validated(root, [root / stat[0] for stat in stats])
-    write_cached(path, pickle.dumps(catalog.entries, protocol=pickle.HIGHEST_PROTOCOL))
+    write_cached(path, json.dumps([asdict(e) for e in catalog.entries]).encode())
     return catalog
+
+
+# the nested dataclasses of an entry, by field: rebuilt from the cache's plain JSON (data, never code)
+_NESTED = {"signatures": schema.Signature, "details": schema.Detail, "refinements": schema.Refinement,
+           "siblings": schema.Sibling, "fixtures": schema.Fixture}
+
+
+def _rebuilt(cls: type, data: dict[str, Any]) -> Any:
+    """An entry as validated when the cache was written (its key covers the schema and every entry file).
+
+    The fields are set without __init__: its checks (every regex compiled) ran when the entry was validated,
+    and re-running them would cost what the cache saves.
+    """
+    if not isinstance(data, dict):
+        raise TypeError("a cached entry is not an object")
+    names = {f for f in cls.__dataclass_fields__}
+    if set(data) != names:
+        raise KeyError("cached entry fields differ from the schema")
+    obj = object.__new__(cls)
+    for name, value in data.items():
+        if cls is Entry and name in _NESTED:
+            value = [_rebuilt(_NESTED[name], item) for item in value]
+        object.__setattr__(obj, name, value)
+    return obj
 
 
 def _entry_files(root: Path) -> list[tuple[str, int, int, int]]:
