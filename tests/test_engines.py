@@ -184,3 +184,16 @@ def test_forked_ranges_return_in_order_and_report_a_failed_worker():
         parallel.run_split(_square_or_fail, ["raise", 3])
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
+
+
+@pytest.mark.parametrize("engine", _engines())
+def test_colour_codes_inside_an_anchor_do_not_hide_it_on_the_fast_path(engine, tmp_path):
+    # issue 14, item 1: `CUDA \x1b[1mout of memory\x1b[0m` padded past the fast path's threshold
+    healthy = (CORPUS / "generated" / "gen-dist-success-4rank" / "log.txt").read_bytes()
+    oom = b"[rank0]: CUDA \x1b[1mout of memory\x1b[0m. Tried to allocate 20.00 MiB\n"  # the issue's line
+    log = tmp_path / "coloured.log"
+    log.write_bytes(healthy * (1_300_000 // len(healthy) + 1) + oom + healthy)
+    fast = diagnose(log, engine=engine, workers=1)
+    lines = diagnose(log, engine="lines")
+    assert fast.root_cause is not None and fast.root_cause.entry_id == "cuda-oom"
+    assert (fast.root_cause.evidence.line, fast.verdict) == (lines.root_cause.evidence.line, lines.verdict)

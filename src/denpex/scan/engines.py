@@ -21,11 +21,13 @@ from denpex.catalog.loader import Catalog
 
 # Besides the catalog's anchors, the analysis needs these lines framed: traceback headers (to know a
 # line's place in a traceback), exception lines of any kind (uncaught exceptions no entry explains),
-# torchrun's exit summaries (per-rank exit codes), and the records of torch's C++ side (`[E socket.cpp:753]`),
-# which are the failure of last resort when nothing else failed.
+# torchrun's exit summaries (per-rank exit codes), the records of torch's C++ side (`[E socket.cpp:753]`),
+# which are the failure of last resort when nothing else failed, and every line holding a terminal escape:
+# a colour code inside an anchor (`CUDA \x1b[1mout of memory`) hides it from a byte scan, and framing the
+# line strips the codes before the matcher reads it, as on the line path.
 TRACEBACK = b"Traceback (most recent call last)"
 STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed",
-                       b".cpp:")
+                       b".cpp:", b"\x1b")
 # A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
 # The rank-marker forms every engine looks for; the first starts nearly every line of a torchrun log.
 _RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
