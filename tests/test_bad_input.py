@@ -257,3 +257,19 @@ def test_good_input_is_left_alone_too(tmp_path):
     assert result.returncode == 1, result.stderr
     assert result.stderr == b""
     assert snapshot(tmp_path) == before
+
+
+def test_the_api_refuses_a_path_that_does_not_exist_and_takes_text_explicitly():
+    # issue 14, item 9: a mistyped path was diagnosed as a one-line log and came back clean
+    import denpex
+    from denpex.errors import DenpexInputError
+
+    with pytest.raises(DenpexInputError, match="no such file or directory: /nonexistent/train.log"):
+        denpex.diagnose("/nonexistent/train.log")
+    with pytest.raises(DenpexInputError):
+        denpex.diagnose("rank3.log.gz")
+    line = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert denpex.diagnose(text=line).root_cause.entry_id == denpex.diagnose(line).root_cause.entry_id
+    assert denpex.diagnose(text="/nonexistent/train.log").verdict.value == "clean"  # text is text
+    with pytest.raises(TypeError):
+        denpex.diagnose()

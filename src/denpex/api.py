@@ -9,6 +9,7 @@ from pathlib import Path
 from denpex.analyze.collect import Collector
 from denpex.analyze.decide import decide
 from denpex.catalog import Catalog, load
+from denpex.errors import DenpexInputError
 from denpex.ingest import Source, check_readable, frame, resolve, text_source
 from denpex.model import Diagnosis, Line
 
@@ -19,14 +20,27 @@ FAST_PATH_BYTES = 1 << 20
 ENGINES = ("auto", "lines", "hyperscan", "re2", "python")
 
 
+_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".zst", ".bz2", ".xz", ".json")
+
+
 def _sources(paths_or_text: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Source]:
     if isinstance(paths_or_text, os.PathLike):
         return resolve([os.fspath(paths_or_text)])
     if isinstance(paths_or_text, str):
         if "\n" not in paths_or_text and _is_path(paths_or_text):
             return resolve([paths_or_text])
+        if _looks_like_a_path(paths_or_text):  # a typo in a path must not be diagnosed as a one-line log
+            raise DenpexInputError(f"no such file or directory: {paths_or_text} (pass text=... for log text)")
         return [text_source(paths_or_text)]
     return resolve([os.fspath(p) for p in paths_or_text])
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """One word with a folder separator or a log file's suffix: `/nonexistent/train.log`, `rank3.log.gz`."""
+    word = text.strip()
+    return bool(word) and not any(c.isspace() for c in word) and (
+        "/" in word or "\\" in word or word.lower().endswith(_LOG_SUFFIXES)
+    )
 
 
 def _is_path(text: str) -> bool:
@@ -83,8 +97,9 @@ def diagnose_sources(
 
 
 def diagnose(
-    paths_or_text: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    paths_or_text: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,
+    text: str | None = None,
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
     engine: str = "auto",
@@ -92,9 +107,12 @@ def diagnose(
 ) -> Diagnosis:
     """Diagnose log files, directories of per-rank logs, compressed logs, or a pasted log given as text.
 
-    A str is read as a path when it names an existing file or directory, else as the log's text.
-    Raises denpex.errors.DenpexInputError for unreadable, empty or binary input.
+    `text=` is the log's text, always. A positional str is read as a path when it names an existing file or
+    directory; one that looks like a path (one word with a `/` or a log suffix) but does not exist raises;
+    anything else is read as the log's text. Raises denpex.errors.DenpexInputError for missing, unreadable,
+    empty or binary input.
     """
-    return diagnose_sources(
-        _sources(paths_or_text), context=context, catalog=catalog, engine=engine, workers=workers
-    )
+    if (text is None) == (paths_or_text is None):
+        raise TypeError("diagnose() takes paths (or a path or text) or text=..., exactly one")
+    sources = [text_source(text)] if text is not None else _sources(paths_or_text)  # type: ignore[arg-type]
+    return diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers)
