@@ -161,8 +161,19 @@ def _prose(text: str) -> str:
     return "\n\n".join(" ".join(par.split()) for par in text.strip().split("\n\n"))
 
 
+# a log line shown in a report is cut here (one 50 MB error line must not make a 157 MB report)
+MAX_SHOWN_LINE = 16 << 10
+
+
+def shown(text: str) -> str:
+    """The line as it stands, or its first MAX_SHOWN_LINE characters and a marker of how much was cut."""
+    if len(text) <= MAX_SHOWN_LINE:
+        return text
+    return f"{text[:MAX_SHOWN_LINE]}… [{len(text) - MAX_SHOWN_LINE:,} more characters cut]"
+
+
 def _evidence(ev: Evidence) -> EvidenceOut:
-    return EvidenceOut(file=ev.file, line=ev.line, text=ev.text, rank=ev.rank, timestamp=ev.timestamp)
+    return EvidenceOut(file=ev.file, line=ev.line, text=shown(ev.text), rank=ev.rank, timestamp=ev.timestamp)
 
 
 def _quote(path: str) -> str:
@@ -191,7 +202,7 @@ def _fingerprint(diagnosis: Diagnosis) -> FingerprintOut | None:
 
 
 def _context(lines: list[Line]) -> list[ContextLine]:
-    return [ContextLine(file=ln.file, line=ln.number, text=ln.text) for ln in lines]
+    return [ContextLine(file=ln.file, line=ln.number, text=shown(ln.text)) for ln in lines]
 
 
 def _finding(f: Finding) -> dict[str, object]:

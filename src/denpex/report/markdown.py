@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from denpex.report.display import made_visible
 from denpex.report.json_schema import DiagnosisOut
 
 
 def render(report: DiagnosisOut, shown_before: int = 20) -> str:
+    report = made_visible(report)
     out = [f"# denpex: {report.verdict}", ""]
     out.append(f"{report.lines_read:,} lines from {', '.join(report.inputs)}")
     root = report.root_cause

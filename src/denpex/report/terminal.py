@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from denpex.report.display import made_visible
 from denpex.report.json_schema import ContextLine, DiagnosisOut, FindingOut
 
 _VERDICT_STYLE = {"failure": "bold red", "warning": "bold yellow", "clean": "bold green"}
@@ -39,6 +40,7 @@ def _context_block(report: DiagnosisOut, shown_before: int) -> Text:
 
 
 def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BEFORE) -> None:
+    report = made_visible(report)  # no control character of a log or a file name reaches the terminal
     verdict = report.verdict
     console.print(
         Text.assemble(
