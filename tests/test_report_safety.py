@@ -46,3 +46,37 @@ def test_a_huge_error_line_is_cut_in_the_report_with_a_marker(tmp_path):
     assert text.startswith("RuntimeError: CUDA error: an illegal memory access")
     assert len(text) < MAX_SHOWN_LINE + 100 and text.endswith("more characters cut]")
     assert len(done.stdout) < 20 * MAX_SHOWN_LINE
+
+
+def _outside_code(markdown: str) -> str:
+    """The text a renderer would treat as Markdown: fenced blocks and code spans removed."""
+    import re
+
+    kept, fenced = [], None
+    for line in markdown.splitlines():
+        marker = re.match(r"^(`{3,})", line)
+        if fenced is None and marker:
+            fenced = marker.group(1)
+        elif fenced is not None and line.strip() == fenced:
+            fenced = None
+        elif fenced is None:
+            kept.append(re.sub(r"(`+)(.+?)\1", "", line))
+    return "\n".join(kept)
+
+
+def test_markdown_holds_hostile_values_as_data(tmp_path):
+    # issue 14, item 11: a backtick in a captured frame path, a file name with a newline and a fence, raw HTML
+    from denpex.report.markdown import code, fence
+
+    folder = tmp_path / "x\n```\n<img src=x onerror=alert(1)>"
+    folder.mkdir()
+    log = folder / "train.log"
+    log.write_text('Traceback (most recent call last):\n  File "/home/u/`evil`/train.py", line 3, in <module>\n'
+                   "    main()\nKeyError: '<img src=x onerror=alert(1)>'\n")
+    done = _denpex("diagnose", "--format", "markdown", str(log))
+    out = done.stdout.decode()
+    assert done.returncode == 1, done.stderr
+    assert _outside_code(out).count("<img") == 0  # HTML only inside code, where it renders as text
+    assert [line for line in out.splitlines() if line.startswith("```")] == ["````text", "````", "````sh", "````"]
+    assert "``/home/u/`evil`/train.py``" in out  # a span longer than the backticks inside
+    assert code("a``b") == "```a``b```" and fence(["````x"])[0] == "`````text"
