@@ -273,3 +273,31 @@ def test_the_api_refuses_a_path_that_does_not_exist_and_takes_text_explicitly():
     assert denpex.diagnose(text="/nonexistent/train.log").verdict.value == "clean"  # text is text
     with pytest.raises(TypeError):
         denpex.diagnose()
+
+
+def test_an_unreadable_or_empty_input_among_several_is_left_out_with_a_note(tmp_path):
+    # issue 14, item 5: torchrun leaves 0-byte stdout.log files beside the stderr.log that holds the failure
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import CORPUS
+
+    (tmp_path / "0").mkdir()
+    (tmp_path / "2").mkdir()
+    (tmp_path / "0" / "stdout.log").write_bytes(b"")
+    (tmp_path / "2" / "stdout.log").write_bytes(b"")
+    real = CORPUS / "generated" / "gen-dist-rank2-keyerror" / "log.txt"
+    (tmp_path / "2" / "stderr.log").write_bytes(real.read_bytes())
+    files = sorted(str(p) for p in tmp_path.rglob("*.log"))
+    for fmt in ("json", "markdown", "terminal"):
+        done = subprocess.run([sys.executable, "-m", "denpex", "diagnose", "--format", fmt, *files],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 1, done.stderr
+        assert "left out" in done.stdout + done.stderr and "0/stdout.log" in done.stdout + done.stderr
+        if fmt == "json":
+            assert json.loads(done.stdout)["root_cause"]["rank"] == 2
+    empty = [f for f in files if f.endswith("stdout.log")]
+    only_empty = subprocess.run([sys.executable, "-m", "denpex", "diagnose", *empty],
+                                capture_output=True, text=True, timeout=120, check=False)
+    assert only_empty.returncode == 2 and only_empty.stderr.count("\n") == 1  # nothing readable: one line, exit 2

@@ -88,11 +88,13 @@ def diagnose(
             raise DenpexInputError(
                 f"no bundled example {example!r} (available: {', '.join(examples.names())})"
             ) from None
-    sources = resolve(list(inputs))
+    left_out: list[str] = []
+    sources = resolve(list(inputs), left_out=left_out)  # an unreadable one among several is left out, noted
     for source in sources:  # bad input is reported before the catalog is loaded
         check_readable(source)
     catalog = load()
     result = diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers)
+    result.notes[:0] = left_out
     if with_doctor:
         from denpex.doctor import fold, probe
 

@@ -259,7 +259,7 @@ def _file_source(path: Path, display: str, info: os.stat_result | None = None) -
     return Source(name=display, path=path, compression=compression, rank_hint=rank)
 
 
-def _dir_sources(root: Path, display: str) -> list[Source]:
+def _dir_sources(root: Path, display: str, left_out: list[str] | None = None) -> list[Source]:
     found: list[Source] = []
     skipped = 0
     for dirpath, dirnames, filenames in os.walk(root):
@@ -275,19 +275,29 @@ def _dir_sources(root: Path, display: str) -> list[Source]:
             if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
                 continue
             rel = os.path.join(display, os.path.relpath(path, root))
-            source = _file_source(path, rel, info)
             try:
+                source = _file_source(path, rel, info)
                 check_readable(source)
             except DenpexInputError as exc:
-                if isinstance(exc, NotTextError):
-                    skipped += 1  # an empty or binary file among logs: leave it out
-                    continue
-                raise
+                if not _can_leave_out(exc):
+                    raise  # a corrupt or truncated log may hold the failure: say so rather than drop it
+                skipped += 1  # an empty, binary or unreadable file among logs: leave it out, say so
+                if not isinstance(exc, NotTextError) and left_out is not None:
+                    left_out.append(f"left out {rel}: {exc}")
+                continue
             found.append(source)
     if not found:
-        extra = f" ({skipped} empty or binary file(s) left out)" if skipped else ""
+        extra = f" ({skipped} empty, binary or unreadable file(s) left out)" if skipped else ""
         raise DenpexInputError(f"no log files in directory: {display}{extra}")
+    if skipped and left_out is not None:
+        left_out.append(f"{skipped} empty, binary or unreadable file(s) in {display} left out")
     return found
+
+
+def _can_leave_out(exc: DenpexInputError) -> bool:
+    """Empty, binary or permission-denied: nothing of it can be read anyway. A missing path (a typo) or a
+    corrupt/truncated compressed log (which may hold the failure) stays an error."""
+    return isinstance(exc, NotTextError) or "permission denied" in str(exc).lower()
 
 
 def _read_stdin(stdin: BinaryIO | None) -> bytes:
@@ -304,8 +314,15 @@ def _read_stdin(stdin: BinaryIO | None) -> bytes:
         raise DenpexInputError(f"cannot read standard input: {_os_reason(exc)}") from None
 
 
-def resolve(inputs: list[str], stdin: BinaryIO | None = None) -> list[Source]:
-    """Map CLI arguments to sources; '-' reads stdin once. Raises DenpexInputError on bad input."""
+def resolve(inputs: list[str], stdin: BinaryIO | None = None, left_out: list[str] | None = None) -> list[Source]:
+    """Map CLI arguments to sources; '-' reads stdin once. Raises DenpexInputError on bad input.
+
+    With `left_out` (a list to fill), an input that cannot be read among several is left out and the reason
+    appended there (torchrun leaves 0-byte stdout.log files beside the ones that matter); only when nothing
+    at all is readable does the first error stand.
+    """
+    if left_out is not None and len(inputs) > 1:
+        return _tolerant(inputs, stdin, left_out)
     if not inputs:
         raise DenpexInputError("no input: give a log file, a directory, or '-' for stdin")
     sources: list[Source] = []
@@ -323,9 +340,30 @@ def resolve(inputs: list[str], stdin: BinaryIO | None = None) -> list[Source]:
         path = Path(item)
         info = _stat(path, item)
         if stat.S_ISDIR(info.st_mode):
-            sources.extend(_dir_sources(path, item))
+            sources.extend(_dir_sources(path, item, left_out))
         else:
             sources.append(_file_source(path, item, info))
+    return sources
+
+
+def _tolerant(inputs: list[str], stdin: BinaryIO | None, left_out: list[str]) -> list[Source]:
+    sources: list[Source] = []
+    first_error: DenpexInputError | None = None
+    for item in dict.fromkeys(inputs):
+        try:
+            found = resolve([item], stdin, left_out)
+            for source in found:
+                check_readable(source)
+        except DenpexInputError as exc:
+            if not _can_leave_out(exc):
+                raise
+            first_error = first_error or exc
+            left_out.append(f"left out {item}: {exc}")
+            continue
+        sources.extend(found)
+    if not sources:
+        assert first_error is not None
+        raise first_error
     return sources
 
 

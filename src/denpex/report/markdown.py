@@ -13,7 +13,8 @@ import re
 from denpex.report.display import made_visible
 from denpex.report.json_schema import DiagnosisOut
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+# what can change the meaning of inline text (values never start a line here: no list or heading markers)
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|<>~&])")
 
 
 def code(value: object) -> str:
@@ -41,6 +42,8 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
     report = made_visible(report)
     out = [f"# denpex: {plain(report.verdict)}", ""]
     out.append(f"{report.lines_read:,} lines from {', '.join(code(i) for i in report.inputs)}")
+    if report.notes:
+        out += ["", *[f"> note: {plain(note)}" for note in report.notes]]
     root = report.root_cause
     if root is None:
         out += ["", "No failure or warning found."]
