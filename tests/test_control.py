@@ -189,3 +189,22 @@ def test_zz_report_timings(lab: control_lab.Lab) -> None:
     """Not a check: prints how long the expensive runs took (pytest -s shows it)."""
     for name, seconds in lab.timings.items():
         print(f"{name}: {seconds:.1f}s")
+
+
+def test_run_logs_are_private_and_shared_folders_are_refused(lab: control_lab.Lab, tmp_path: Path) -> None:
+    # issue 14, item 13: a run's log holds the job's output; it goes to a private folder, 0600
+    env = lab.env()
+    env.pop("DENPEX_RUNS_DIR", None)
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    done = lab.denpex("run", "-q", "--", "bash", "-c", "echo token=abc", env=env)
+    assert done.rc == 0, done.err
+    runs = tmp_path / "state" / "denpex" / "runs"
+    (log,) = runs.glob("*.log")
+    assert (runs.stat().st_mode & 0o777, log.stat().st_mode & 0o777) == (0o700, 0o600)
+    assert (log.with_name(log.name + ".json").stat().st_mode & 0o777) == 0o600
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    env["DENPEX_RUNS_DIR"] = str(shared)
+    refused = lab.denpex("run", "--", "true", env=env)
+    assert refused.rc == 2 and "others can write to it" in refused.err and not list(shared.iterdir())

@@ -51,7 +51,7 @@ from pathlib import Path
 
 from denpex.catalog import Catalog, load
 from denpex.control.hook import Hook, HookReport, read_report
-from denpex.control.runner import RunResult, run, runs_dir, stamp_name
+from denpex.control.runner import RunResult, private_dir, run, runs_dir, stamp_name
 from denpex.model import Diagnosis, Verdict
 
 EXIT_OWNER = 0
@@ -166,8 +166,8 @@ def bisect(
     argv = list(argv)
     catalog = catalog or load()
     base_env = dict(os.environ if env is None else env)
-    directory = directory or (runs_dir(base_env) / stamp_name(argv, "bisect"))
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = directory or (private_dir(runs_dir(base_env)) / stamp_name(argv, "bisect"))
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     out = BisectResult(argv, directory=directory)
     jobs = max(1, jobs)
     with Hook() as hook:

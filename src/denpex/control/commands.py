@@ -58,8 +58,9 @@ def _flag_printer(console: Any) -> Callable[[Any], None]:
 # -- run ----------------------------------------------------------------------------------------------------------
 @click.command(name="run", context_settings=_PASSTHROUGH, epilog=RUN_EXIT)
 @click.option("--log", "log", type=click.Path(dir_okay=False), default=None,
-              help="Write the log here. Default: $DENPEX_RUNS_DIR, else ./.denpex/runs/ (or $TMPDIR/denpex-runs-$USER "
-                   "when the cwd is not writable), named <time>-run-<program>.log, with a .log.json summary.")
+              help="Write the log here. Default: $DENPEX_RUNS_DIR, else $XDG_STATE_HOME/denpex/runs/ "
+                   "(~/.local/state/denpex/runs; $TMPDIR/denpex-runs-<uid> when home is not writable), a 0700 "
+                   "folder, named <time>-run-<program>.log (0600), with a .log.json summary.")
 @click.option("--backend", type=click.Choice(_BACKENDS), default=None,
               help="Force torch.compile's backend through denpex's startup hook (see `denpex bisect --help`).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,

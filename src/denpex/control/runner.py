@@ -33,6 +33,7 @@ from denpex.analyze.collect import Collector
 from denpex.analyze.decide import decide
 from denpex.analyze.process_exit import ProcessExit, account_for_exit
 from denpex.catalog import Catalog, load
+from denpex.errors import DenpexInputError
 from denpex.ingest.lines import build_line
 from denpex.model import Diagnosis, Line, Role
 
@@ -82,21 +83,36 @@ class RunResult:
 
 # -- where logs go ----------------------------------------------------------------------------------------------
 def runs_dir(env: Mapping[str, str] | None = None) -> Path:
-    """$DENPEX_RUNS_DIR, else ./.denpex/runs when the cwd is writable, else $TMPDIR/denpex-runs-<user>."""
+    """$DENPEX_RUNS_DIR, else $XDG_STATE_HOME/denpex/runs (~/.local/state/denpex/runs), else when the home
+    cannot be written $TMPDIR/denpex-runs-<uid>. Logs hold the job's output (paths, tokens): private folders."""
     env = os.environ if env is None else env
     if env.get("DENPEX_RUNS_DIR"):
         return Path(env["DENPEX_RUNS_DIR"]).expanduser()
-    cwd = Path.cwd()
-    if os.access(cwd, os.W_OK | os.X_OK):
-        return cwd / ".denpex" / "runs"
-    import getpass
+    state = Path(env.get("XDG_STATE_HOME") or Path("~/.local/state").expanduser()) / "denpex" / "runs"
+    existing = next((p for p in (state, *state.parents) if p.exists()), None)
+    if existing is not None and os.access(existing, os.W_OK | os.X_OK):
+        return state
     import tempfile
 
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = str(os.getuid()) if hasattr(os, "getuid") else "user"
-    return Path(tempfile.gettempdir()) / f"denpex-runs-{_SAFE.sub('_', user)}"
+    uid = str(os.getuid()) if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"denpex-runs-{uid}"
+
+
+def private_dir(directory: Path) -> Path:
+    """Create the folder 0700, and refuse one that someone else owns or that others may write to."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = directory.stat()
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise DenpexInputError(f"refusing to write run logs into {directory}: it belongs to another user")
+    if info.st_mode & 0o022:
+        raise DenpexInputError(f"refusing to write run logs into {directory}: others can write to it "
+                               "(use --log or DENPEX_RUNS_DIR)")
+    return directory
+
+
+def _private_file(path: Path) -> int:
+    """A new log file readable by its owner only (it holds the job's output)."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 
 
 def stamp_name(argv: Sequence[str], kind: str = "run") -> str:
@@ -111,8 +127,7 @@ def stamp_name(argv: Sequence[str], kind: str = "run") -> str:
 
 
 def new_log_path(argv: Sequence[str], directory: Path | None = None, kind: str = "run") -> Path:
-    directory = directory or runs_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = private_dir(directory or runs_dir())
     return directory / f"{stamp_name(argv, kind)}.log"
 
 
@@ -226,7 +241,7 @@ def run(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     live = LiveDiagnoser(str(log_path), catalog)
     result = RunResult(argv, log_path, meta_path_for(log_path), None, 0, time.time(), 0.0, 0)
-    with open(log_path, "wb") as log:
+    with os.fdopen(_private_file(log_path), "wb") as log:
         try:
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env, cwd=cwd,
                                     bufsize=0)
@@ -346,5 +361,5 @@ def _write_meta(result: RunResult, child_env: Mapping[str, str], env: Mapping[st
                                                  "text": root.evidence.text},
         **(dict(meta) if meta else {}),
     }
-    with contextlib.suppress(OSError):
-        result.meta_path.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+    with contextlib.suppress(OSError), os.fdopen(_private_file(result.meta_path), "w", encoding="utf-8") as out:
+        out.write(json.dumps(data, indent=2, default=str))
