@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from denpex.analyze import layers
-from denpex.analyze.rank_state import RankTracker
+from denpex.analyze.rank_state import RankTracker, StreamProgress
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
@@ -46,11 +46,6 @@ _HANDLED = re.compile(
     # a training loop that catches a failed step and moves on
     r"|caught, skipping (?:this )?(?:step|batch|iteration|sample)|[Ss]kipping (?:this )?(?:step|batch|iteration)\b"
 )
-# a training step, or the end of training, printed by the job itself
-_PROGRESS = re.compile(
-    r"\b(?:[Ss]tep|[Ii]ter(?:ation)?|[Ee]poch)\b[\s=:#\[]*(?P<step>\d+)"
-    r"|\b(?:[Tt]raining (?:complete|completed|finished|done)|[Ff]inished training|`Trainer\.fit` stopped)\b"
-)
 MESSAGE_GAP = 2  # plain lines this close, in one stream, belong to one message
 BURST_SECONDS = 1.0  # log records of one stream this close together, a few lines apart, report one event
 BURST_LINES = 6
@@ -80,9 +75,7 @@ class Collection:
     counts: dict[tuple[str, int | None, Role], int] = field(default_factory=dict)  # every occurrence, kept or not
     handled_events: set[tuple[object, ...]] = field(default_factory=set)  # log records that said they recovered
     error_records: list[Candidate] = field(default_factory=list)  # unexplained C++ error records, last resort
-    # per stream (file, rank): the highest training step logged, and the last line that showed progress
-    steps: dict[tuple[str, int | None], int] = field(default_factory=dict)
-    last_progress: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)  # (seq, line)
+    progress: StreamProgress = field(default_factory=StreamProgress)  # training steps per stream (file, rank)
 
 
 class Collector:
@@ -98,13 +91,12 @@ class Collector:
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._entry_count: dict[str, int] = {}
-        self.rank_tracker = RankTracker()
+        self.rank_tracker = RankTracker(self.result.progress)
         self.result.ranks = self.rank_tracker.states
         # findings whose line only said where; the next statement of the same message becomes their evidence
         self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
         self._last_record: dict[tuple[str, int | None], tuple[int, float, tuple[object, ...]]] = {}
         self._last_plain: dict[tuple[str, int | None], tuple[int, tuple[object, ...]]] = {}
-        self._steps = self.result.steps
 
     # -- streaming -----------------------------------------------------------------------------
     def feed_all(self, lines: Iterable[Line]) -> Collection:
@@ -217,8 +209,8 @@ class Collector:
             if not reports:
                 return False
             priority -= UNCONFIRMED_PENALTY
-        if entry.advisory:  # a warning that happens to print inside an error's message stays a warning
-            pass
+        if entry.advisory:
+            pass  # a warning that happens to print inside an error's message stays a warning
         elif in_exception and not block.orphan:  # type: ignore[union-attr]
             fatal = True
             if role in (Role.WARNING, Role.CONTEXT):
@@ -261,16 +253,13 @@ class Collector:
         verdict = layers.classify("", line.body, [], False)
         entry = self.catalog.fallback(verdict.layer.value) or self.catalog.fallback(layers.Layer.USER.value)
         assert entry is not None
-        candidates, self.result.candidates = self.result.candidates, []
         self._record(
             entry_id=entry.id, category=entry.category, title=entry.title, role=Role.SYMPTOM, fatal=True, line=line,
             rank=line.rank, fields={"origin": line.origin or ""}, block=None, ring=ring, entry=entry,
             priority=entry.priority, generic=True, confidence="low",
             reason=f"an error record of {line.origin} that no catalog entry explains; {verdict.evidence}",
+            into=self.result.error_records,  # kept apart: decide.py uses them only when nothing else failed
         )
-        # kept apart: decide.py uses them only when the log holds no other failure
-        self.result.error_records.extend(self.result.candidates)
-        self.result.candidates = candidates
 
     def _maybe_generic(self, line: Line, block: Block, ring: deque[Line], handled: bool = False) -> None:
         """An uncaught exception that no catalog entry explains is still a cause, filed under its layer's entry."""
@@ -313,6 +302,7 @@ class Collector:
         generic: bool,
         confidence: str = "high",
         reason: str = "",
+        into: list[Candidate] | None = None,
     ) -> None:
         key = (entry_id, rank, role)
         count = self._kept_count.get(key, 0) + 1
@@ -355,7 +345,7 @@ class Collector:
             last = self._last_plain.get(stream)
             event = last[1] if last is not None and line.seq - last[0] <= MESSAGE_GAP else ("line", line.seq)
             self._last_plain[stream] = (line.seq, event)
-        candidate_steps = self._steps.get((line.file, line.rank), -1)
+        candidate_steps = self.result.progress.steps.get((line.file, line.rank), -1)
         detail_reach = max((d.within for d in entry.details), default=0) if entry else 0
         after = max(AFTER_LINES, detail_reach) if keep_context else detail_reach
         candidate = Candidate(finding, entry, event, priority, block, after, steps_before=candidate_steps)
@@ -363,7 +353,7 @@ class Collector:
         if first is None:
             self._kept[key] = candidate
         self.rank_tracker.note_finding(finding)
-        self.result.candidates.append(candidate)
+        (self.result.candidates if into is None else into).append(candidate)
         if after:
             self._pending_after.append(candidate)
 
@@ -382,15 +372,6 @@ class Collector:
         if line.timestamp is not None:
             self._last_time[(line.file, line.rank)] = line.timestamp
         self.rank_tracker.feed(line)
-        body = line.body
-        if ("tep" in body or "poch" in body or "ter" in body or "omplete" in body or "inished" in body) \
-                and not body[:1].isspace():
-            stream = (line.file, line.rank)
-            found = _PROGRESS.search(body)
-            if found:
-                step = int(found.group("step")) if found.group("step") else 1 << 30  # completion: past any step
-                self._steps[stream] = max(step, self._steps.get(stream, -1))
-                self.result.last_progress[stream] = (line.seq, line.number)
 
 
 # fields that name the rank a message is about (not the rank that printed it): `rank`, `ranks`, `culprit_rank`,

@@ -129,8 +129,8 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         if finding.role is not Role.CAUSE or cand.block is None:
             continue
         stream = (finding.evidence.file, finding.evidence.rank)
-        progress_at, progress_line = collection.last_progress.get(stream, (-1, 0))
-        if progress_at <= finding.evidence.seq or collection.steps.get(stream, -1) <= cand.steps_before:
+        progress_at, progress_line = collection.progress.last.get(stream, (-1, 0))
+        if progress_at <= finding.evidence.seq or collection.progress.steps.get(stream, -1) <= cand.steps_before:
             continue
         if any(c.finding.evidence.seq > progress_at for c in fatal if c is not cand) or last_fatal > progress_at:
             continue

@@ -55,7 +55,7 @@ def account_for_exit(
         warned.reason = f"{how}; this earlier error is the only failure its output shows (the job went on after it)"
         diagnosis.verdict = Verdict.FAILURE
         return diagnosis
-    entry = next((e for e in catalog.entries if e.matched_by == "process_exit"), None)
+    entry = catalog.generic("process_exit")
     if entry is None:
         return diagnosis
     if last_line is not None:

@@ -7,6 +7,7 @@ summary (`rank : 2 (local_rank: 2)` followed by `exitcode : -6 (pid: ...)`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from denpex.model import Evidence, Finding, Line, RankState, Role
 
@@ -15,6 +16,35 @@ _SUMMARY_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: \d+\)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
 _SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
 _STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b[\s=:#]*(?P<step>\d+)", re.IGNORECASE)
+# a training step, or the end of training, printed by the job itself (any stream, ranked or not)
+_PROGRESS = re.compile(
+    r"\b(?:[Ss]tep|[Ii]ter(?:ation)?|[Ee]poch)\b[\s=:#\[]*(?P<step>\d+)"
+    r"|\b(?:[Tt]raining (?:complete|completed|finished|done)|[Ff]inished training|`Trainer\.fit` stopped)\b"
+)
+_DONE = 1 << 30  # the end of training counts as a step past any other
+
+
+@dataclass
+class StreamProgress:
+    """Per output stream (file, rank): the highest training step it printed, and its last line of progress.
+
+    decide.py uses it to tell a traceback the job survived (its stream trained on) from one it died of.
+    """
+
+    steps: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    last: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)  # (seq, line number)
+
+    def feed(self, line: Line) -> None:
+        body = line.body
+        if not ("tep" in body or "poch" in body or "ter" in body or "omplete" in body or "inished" in body) \
+                or body[:1].isspace():
+            return
+        found = _PROGRESS.search(body)
+        if found:
+            stream = (line.file, line.rank)
+            step = int(found.group("step")) if found.group("step") else _DONE
+            self.steps[stream] = max(step, self.steps.get(stream, -1))
+            self.last[stream] = (line.seq, line.number)
 
 
 def _is_progress(line: Line) -> bool:
@@ -28,8 +58,9 @@ def _evidence(line: Line) -> Evidence:
 
 
 class RankTracker:
-    def __init__(self) -> None:
+    def __init__(self, progress: StreamProgress | None = None) -> None:
         self.states: dict[int, RankState] = {}
+        self.progress = progress if progress is not None else StreamProgress()
         self._summary_rank: int | None = None
         self._summary_host: str | None = None
 
@@ -57,6 +88,7 @@ class RankTracker:
                 if found:
                     step = int(found.group("step"))
                     state.last_step = step if state.last_step is None else max(state.last_step, step)
+        self.progress.feed(line)
         self._exit_codes(line)
 
     def _exit_codes(self, line: Line) -> None:

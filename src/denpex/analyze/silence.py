@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
+from denpex.catalog.schema import Entry
 from denpex.model import Finding, RankState, Role
 
 # the collateral a rank's sudden death causes on its peers (lost connections, stores that went away)
@@ -62,19 +63,15 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
         return None
     speaking = {c.finding.evidence.rank for c in cands if c.finding.evidence.rank is not None}
     quiet = [state for rank, state in collection.ranks.items() if rank not in speaking and state.lines > 0]
-    if len(quiet) != 1 or len(reporters) < 1:
+    if len(quiet) != 1:
         return None
-    entry = next((e for e in catalog.entries if e.matched_by == "rank_silence"), None)
+    entry = catalog.generic("rank_silence")
     if entry is None:
         return None
-    state = quiet[0]
-    return _silence_candidate(state, sorted(r for r in reporters if r is not None), entry, losses[0])
+    return _silence_candidate(quiet[0], sorted(reporters), entry)
 
 
-def _silence_candidate(state: RankState, reporters: list[int], entry: object, echo: Candidate) -> Candidate:
-    from denpex.catalog.schema import Entry
-
-    assert isinstance(entry, Entry)
+def _silence_candidate(state: RankState, reporters: list[int], entry: Entry) -> Candidate:
     last = state.last_line or state.first_line
     assert last is not None
     span = ",".join(str(r) for r in reporters)

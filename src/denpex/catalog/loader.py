@@ -35,6 +35,10 @@ class Catalog:
         """The generic entry that files a layer's unexplained exceptions (`fallback_for = "<layer>"`)."""
         return next((e for e in self.entries if e.fallback_for == layer), None)
 
+    def generic(self, matched_by: str) -> Entry | None:
+        """The entry that files what no signature matches, of one kind (`process_exit`, `rank_silence`)."""
+        return next((e for e in self.entries if e.matched_by == matched_by), None)
+
 
 def load_entry(path: Path) -> Entry:
     from pydantic import ValidationError
