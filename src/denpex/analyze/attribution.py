@@ -40,11 +40,11 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
     low = min(seqs.values())
     lowest = [r for r, s in seqs.items() if s == low]
     return (lowest[0], low) if len(lowest) == 1 else None
+
+
 _AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
 # e.g. gloo aborts the *receiving* rank of a mismatched collective: its SIGABRT may name the victim
 _VICTIM_EXITS = ("dist.collective_mismatch", "dist.collective_timeout", "dist.peer_or_store_failure")
-
-
 _CLOCK_SLACK = 1.0  # seconds an echo may appear stamped before its cause without raising doubt
 
 
