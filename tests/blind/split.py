@@ -2,6 +2,7 @@
 
     python tests/blind/split.py            # check every case in pool/, then move it to dev/ or test/
     python tests/blind/split.py --check    # only check the labels of every case in pool/, dev/ and test/
+    python tests/blind/split.py --round 2 --seed 20261202   # the second collection: pool2/ -> dev2/, test2/
 
 The assignment of a case depends only on the seed, its stratum and the other members of that stratum:
 strata are (public thread, category) and (real run, scenario), so each half gets its share of every category,
@@ -94,9 +95,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check the labels")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--round", type=int, default=1, help="which collection: 2 splits pool2/ into dev2/, test2/")
     args = parser.parse_args()
-    every = sorted(p.parent for half in ("pool", "dev", "test") for p in (HERE / half).glob("*/label.json"))
-    extra = sorted(p.parent for p in (HERE / "dev-extra").glob("*/label.json"))  # collected later, dev only
+    suffix = "" if args.round == 1 else str(args.round)
+    every = sorted(p.parent for half in ("pool", "dev", "test") for p in (HERE / f"{half}{suffix}").glob("*/label.json"))
+    extra = sorted(p.parent for p in (HERE / "dev-extra").glob("*/label.json")) if not suffix else []
     bad = {case.name: problems(case) for case in every + extra}
     bad = {k: v for k, v in bad.items() if v}
     for name, found in bad.items():
@@ -106,13 +109,13 @@ def main() -> int:
         return 1 if bad else 0
     halves = assign(every, args.seed)
     for case in every:
-        target = HERE / halves[case.name] / case.name
+        target = HERE / f"{halves[case.name]}{suffix}" / case.name
         if case != target:
             target.parent.mkdir(exist_ok=True)
             shutil.move(str(case), str(target))
     record = {"seed": args.seed, "dev": sorted(k for k, v in halves.items() if v == "dev"),
               "test": sorted(k for k, v in halves.items() if v == "test")}
-    (HERE / "SPLIT.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    (HERE / f"SPLIT{suffix}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"{len(record['dev'])} dev, {len(record['test'])} test (seed {args.seed})")
     return 0
 
