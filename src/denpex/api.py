@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from denpex.analyze.collect import Collector
 from denpex.analyze.decide import decide
+from denpex.analyze.line_feed import LineFeed
 from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
-from denpex.ingest import Source, check_readable, frame, resolve, text_source
-from denpex.model import Diagnosis, Line
+from denpex.ingest import Source, check_readable, resolve, text_source
+from denpex.ingest.lines import framed
+from denpex.model import Diagnosis
 
 DEFAULT_CONTEXT = 100
 # Below this many bytes the simple path (every line through the matcher, ~25 us a line) is as fast as
@@ -50,12 +52,17 @@ def _is_path(text: str) -> bool:
         return False
 
 
-def _all_lines(sources: list[Source]) -> Iterator[Line]:
+def _feed_lines(sources: list[Source], collector: Collector) -> int:
+    """Every line through the collector; the fast path's candidate lines are the ones matched, and their
+    repeats are counted, not analysed (scan.repeats), as on the fast path. Returns the lines read."""
     seq = 0
     for source in sources:
-        for line in frame(source, start_seq=seq):
+        lines = LineFeed(collector, source.name)
+        for raw, line in framed(source, start_seq=seq):
             seq = line.seq
-            yield line
+            lines.feed(raw, line)
+        lines.close()
+    return seq
 
 
 def diagnose_sources(
@@ -86,8 +93,14 @@ def diagnose_sources(
         collection = collector.finish()
         collection.lines_read = lines_read
     else:
-        collection = collector.feed_all(_all_lines(sources))
+        _feed_lines(sources, collector)
+        collection = collector.finish()
     diagnosis = decide(collection, collector.catalog, [s.name for s in sources])
+    if collection.repeated_lines:
+        diagnosis.notes.append(
+            f"{collection.repeated_lines:,} copies of lines already analysed (same text, digits aside) were "
+            "counted under the findings of their first copy, not analysed again"
+        )
     if fast:
         diagnosis.notes.append(
             "fast scan: only the lines around findings were parsed, so per-rank line counts and "

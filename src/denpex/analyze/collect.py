@@ -76,6 +76,7 @@ class Collection:
     handled_events: set[tuple[object, ...]] = field(default_factory=set)  # log records that said they recovered
     error_records: list[Candidate] = field(default_factory=list)  # unexplained C++ error records, last resort
     progress: StreamProgress = field(default_factory=StreamProgress)  # training steps per stream (file, rank)
+    repeated_lines: int = 0  # copies of analysed candidate lines that were only counted (scan.repeats)
 
 
 class Collector:
@@ -97,6 +98,8 @@ class Collector:
         self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
         self._last_record: dict[tuple[str, int | None], tuple[int, float, tuple[object, ...]]] = {}
         self._last_plain: dict[tuple[str, int | None], tuple[int, tuple[object, ...]]] = {}
+        self._repeat_key: int | None = None  # the key (scan.repeats) of the line being fed
+        self._counts_of_key: dict[tuple[str, int], set[tuple[str, int | None, Role]]] = {}
 
     # -- streaming -----------------------------------------------------------------------------
     def feed_all(self, lines: Iterable[Line]) -> Collection:
@@ -104,9 +107,12 @@ class Collector:
             self.feed(line)
         return self.finish()
 
-    def feed(self, line: Line, match: bool = True) -> None:
-        """match=False: the caller's scanner found no catalog anchor in this line (fast path)."""
+    def feed(self, line: Line, match: bool = True, repeat_key: int | None = None) -> None:
+        """match=False: context only, no finding from this line: the scanner found no candidate in it, or it
+        repeats a line already analysed (scan.repeats). repeat_key: that line's key, so that its later copies,
+        only counted, add to the counts of the findings it gave."""
         self.result.lines_read += 1
+        self._repeat_key = repeat_key
         ring = self._rings.get(line.file)
         if ring is None:
             ring = self._rings[line.file] = deque(maxlen=max(self.context, 3))
@@ -133,13 +139,13 @@ class Collector:
                     claimed = True
         if is_exception and not block.logged:  # type: ignore[union-attr]
             self.result.uncaught_blocks += 1
-            if not claimed:
+            if not claimed and match:
                 self._maybe_generic(line, block, ring)  # type: ignore[arg-type]
-        elif is_exception and not claimed and block.header.level == "W":  # type: ignore[union-attr]
+        elif is_exception and match and not claimed and block.header.level == "W":  # type: ignore[union-attr]
             # a traceback logged as a warning: handled, the job went on; still worth a warning finding
             self._maybe_generic(line, block, ring, handled=True)  # type: ignore[arg-type]
         unexplained = recorded == len(self.result.candidates)
-        if (kind is Kind.OTHER and block is None and line.level in ("E", "F") and unexplained
+        if (match and kind is Kind.OTHER and block is None and line.level in ("E", "F") and unexplained
                 and line.origin is not None and _NATIVE_SOURCE.search(line.origin)):
             self._error_record(line, ring)
         fresh = [c for c in self.result.candidates[recorded:] if c.finding.role in (Role.CAUSE, Role.SYMPTOM)]
@@ -185,6 +191,16 @@ class Collector:
     def gap(self, file: str) -> None:
         """Lines of `file` were skipped (fast path): tracebacks cannot span the gap."""
         self.tracker.forget(file)
+
+    def add_repeats(self, file: str, skipped: dict[int, int]) -> None:
+        """Copies of analysed lines of `file` that were only counted (scan.repeats) count for their findings."""
+        for repeat_key, copies in skipped.items():
+            self.result.repeated_lines += copies
+            for key in self._counts_of_key.get((file, repeat_key), ()):
+                self._kept_count[key] = self._kept_count.get(key, 0) + copies
+                kept = self._kept.get(key)
+                if kept is not None:
+                    kept.finding.count = self._kept_count[key]
 
     def finish(self) -> Collection:
         self._pending_after.clear()
@@ -305,6 +321,8 @@ class Collector:
         into: list[Candidate] | None = None,
     ) -> None:
         key = (entry_id, rank, role)
+        if self._repeat_key is not None:
+            self._counts_of_key.setdefault((line.file, self._repeat_key), set()).add(key)
         count = self._kept_count.get(key, 0) + 1
         self._kept_count[key] = count
         first = self._kept.get(key)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from denpex.analyze.collect import Collector
 from denpex.analyze.decide import decide
+from denpex.analyze.line_feed import LineFeed
 from denpex.analyze.process_exit import ProcessExit, account_for_exit
 from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
@@ -142,6 +143,7 @@ class LiveDiagnoser:
     def __init__(self, log_name: str, catalog: Catalog | None = None, context: int = 100) -> None:
         self.catalog = catalog or load()
         self.collector = Collector(self.catalog, context=context)
+        self.lines = LineFeed(self.collector, log_name)
         self.log_name = log_name
         self.number = 0
         self._year: int | None = None
@@ -158,7 +160,7 @@ class LiveDiagnoser:
         text = line.text
         if text.strip():
             self.last_line = line
-        self.collector.feed(line)
+        self.lines.feed(raw, line)
         candidates = self.collector.result.candidates
         if len(candidates) == self._seen_candidates:
             return []
@@ -177,6 +179,7 @@ class LiveDiagnoser:
 
     def finish(self, ended: ProcessExit | None = None, timeout_s: float | None = None) -> Diagnosis:
         """The diagnosis of the output; a failed exit with no failure in the output becomes the root cause."""
+        self.lines.close()
         collection = self.collector.finish()
         diagnosis = decide(collection, self.catalog, [self.log_name])
         if ended is not None:

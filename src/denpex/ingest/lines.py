@@ -110,14 +110,20 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
     )
 
 
-def frame(source: Source, start_seq: int = 0) -> Iterator[Line]:
-    """Lines of one source, numbered from 1; invalid UTF-8 is replaced, never fatal."""
+def framed(source: Source, start_seq: int = 0) -> Iterator[tuple[bytes, Line]]:
+    """(raw bytes, Line) of each line of one source, numbered from 1; invalid UTF-8 is replaced, never fatal."""
     seq = start_seq
     year: int | None = None
     for number, raw in enumerate(_raw_lines(_utf8(read_chunks(source))), start=1):
         seq += 1
         line = build_line(raw, source.name, number, seq, source.rank_hint, year)
         year = line.year
+        yield raw, line
+
+
+def frame(source: Source, start_seq: int = 0) -> Iterator[Line]:
+    """Lines of one source, numbered from 1; invalid UTF-8 is replaced, never fatal."""
+    for _, line in framed(source, start_seq):
         yield line
 
 

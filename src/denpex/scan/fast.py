@@ -17,6 +17,7 @@ from denpex.scan.engines import best_engine
 from denpex.scan.newlines import use_numpy_for
 from denpex.scan.parallel import FileScan
 from denpex.scan.regions import RegionFinder
+from denpex.scan.repeats import RepeatFilter, repeat_key
 
 PARALLEL_FILE_BYTES = 64 << 20  # one plain file at least this big is split across cores
 
@@ -25,12 +26,13 @@ def _scan_source(job: tuple[Source, int, int]) -> FileScan:
     """One input through the region finder (run in a worker process for many-file inputs)."""
     source, before, after = job
     assert parallel._ENGINE is not None
-    finder = RegionFinder(parallel._ENGINE, before=before, after=after)
+    repeats = RepeatFilter()
+    finder = RegionFinder(parallel._ENGINE, before=before, after=after, repeats=repeats)
     found = []
     for chunk in source_bytes(source, parallel.CHUNK_BYTES):
         found.extend(finder.feed(chunk))
     found.extend(finder.finish())
-    return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates)
+    return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates, repeats.skipped)
 
 
 def _splittable(source: Source) -> bool:
@@ -61,6 +63,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
     for source, scan in zip(sources, scans, strict=True):
         year: int | None = None
         last_end = -1
+        across_shares = RepeatFilter()
         for region in scan.regions:
             if region.start > last_end:  # lines were skipped: no traceback spans the gap
                 collector.gap(source.name)
@@ -80,8 +83,15 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
                 number = region.first_line + i
                 line = build_line(raw, source.name, number, base + number, source.rank_hint, year)
                 year = line.year
-                collector.feed(line, match=candidate)
+                if candidate:
+                    key = repeat_key(raw)
+                    # a worker knows only its share of the file: a line it analysed that copies one from an
+                    # earlier share is counted here instead, as one process would have done
+                    candidate = across_shares.admit(key)
+                collector.feed(line, candidate, key if candidate else None)
                 line_start = line_end + 1
+        collector.add_repeats(source.name, scan.skipped)
+        collector.add_repeats(source.name, across_shares.skipped)
         for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
             collector.result.ranks.setdefault(rank, RankState(rank=rank))
         base += scan.lines_total

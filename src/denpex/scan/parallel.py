@@ -16,11 +16,12 @@ import pickle
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
+from denpex.scan.repeats import RepeatFilter
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
 CHUNK_BYTES = 1 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
@@ -38,6 +39,7 @@ class RangeResult:
     regions: list[Region]  # line numbers relative to read_start
     ranks: set[int]
     candidates: int
+    skipped: dict[int, int]  # copies of analysed lines only counted, per key (scan.repeats)
 
 
 def cores() -> int:
@@ -71,7 +73,9 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
             handle.readline()
             read_start = min(handle.tell(), own_start)
     read_end = min(size, own_end + _FORWARD_READ)
-    finder = RegionFinder(_ENGINE, before, after, accept=(own_start - read_start, own_end - read_start))
+    repeats = RepeatFilter()
+    finder = RegionFinder(_ENGINE, before, after, accept=(own_start - read_start, own_end - read_start),
+                          repeats=repeats)
     found: list[Region] = []
     # newlines before own_start and before own_end, from the finder's running count: only the two chunks
     # that hold those offsets are counted a second time, in part
@@ -80,10 +84,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
     with open(path, "rb") as handle:
         handle.seek(read_start)
         pos = read_start
-        while pos < read_end:
-            chunk = handle.read(min(CHUNK_BYTES, read_end - pos))
-            if not chunk:
-                break
+        for chunk in _reads(handle, read_end - read_start):
             if before_own is None and own_start <= pos + len(chunk):
                 before_own = finder.lines_read + count_newlines(chunk, 0, own_start - pos)
             if before_end is None and own_end <= pos + len(chunk):
@@ -93,7 +94,17 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
         found.extend(finder.finish())
     assert before_own is not None and before_end is not None, "a range lies inside what it reads"
     return RangeResult(own_start, own_end, before_own, before_end - before_own, read_start, found,
-                       finder.stats.ranks, finder.stats.candidates)
+                       finder.stats.ranks, finder.stats.candidates, repeats.skipped)
+
+
+def _reads(handle: BinaryIO, length: int) -> Iterator[bytes]:
+    """`length` bytes from the handle's position, CHUNK_BYTES at a time."""
+    while length > 0:
+        chunk = handle.read(min(CHUNK_BYTES, length))
+        if not chunk:
+            return
+        length -= len(chunk)
+        yield chunk
 
 
 def _merge(regions: list[Region]) -> list[Region]:
@@ -119,6 +130,7 @@ class FileScan:
     lines_total: int
     ranks: set[int]
     candidates: int
+    skipped: dict[int, int]  # copies of analysed lines only counted, per key (scan.repeats)
 
 
 def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
@@ -133,7 +145,10 @@ def scan_file(path: str, engine: CandidateEngine, before: int, after: int, worke
     lines_before_own = 0
     ranks: set[int] = set()
     candidates = 0
+    skipped: dict[int, int] = {}
     for res in results:
+        for key, copies in res.skipped.items():
+            skipped[key] = skipped.get(key, 0) + copies
         base = lines_before_own - res.newlines_before_own  # newlines before read_start
         for region in res.regions:
             shift = res.read_start
@@ -148,7 +163,7 @@ def scan_file(path: str, engine: CandidateEngine, before: int, after: int, worke
             unterminated = handle.read(1) != b"\n"
         else:
             unterminated = False
-    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates)
+    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates, skipped)
 
 
 class WorkerFailed(RuntimeError):

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
+from denpex.scan.repeats import RepeatFilter, repeat_key
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
+_OPEN_LINE_KEY_BYTES = 4 << 20  # a longer line cut by chunk ends is analysed, not compared with others
 _EDGE = 512  # bytes on each side of a chunk boundary scanned again for anchors that straddle it
 
 
@@ -61,10 +63,15 @@ class RegionFinder:
         after: int,
         keep: int = 2,
         accept: tuple[int, int] | None = None,
+        repeats: RepeatFilter | None = None,
     ) -> None:
-        """accept=(lo, hi): only candidates ending in (lo, hi] start regions (a parallel worker's share)."""
+        """accept=(lo, hi): only candidates ending in (lo, hi] start regions (a parallel worker's share).
+        repeats: candidate lines that repeat lines already analysed start no region (scan.repeats)."""
         self.engine = engine
         self.accept = accept
+        self.repeats = repeats
+        self._open_start: int | None = None  # a line cut by the last chunk's end: where it starts
+        self._open_ends: list[int] = []  # and its candidates, judged once the line is whole
         self.before = max(before, 3)
         self.after = max(after, 1)
         self.keep = max(keep, 2)  # chunks kept for back context
@@ -77,31 +84,80 @@ class RegionFinder:
         self._emitted = 0  # absolute offset up to which lines were emitted
 
     def feed(self, chunk: bytes) -> Iterator[Region]:
+        """The next chunk of the input."""
         if not chunk:
             return
+        starts_line = not self._segments or self._segments[-1].data.endswith(b"\n")
         seg = _Segment(self._next_start, chunk, self._next_line0)
         self._next_start = seg.end
         self._next_line0 += count_newlines(chunk)
-        found = set()
         result = self.engine.scan(chunk)
-        found.update(seg.start + off for off in result.candidates)
+        ends = self._accepted(seg.start, result.candidates)
         heads = [seg.start + off for off in result.tracebacks]
         self.stats.ranks |= result.ranks
-        if self._segments:  # anchors straddling the boundary with the previous chunk
+        if not starts_line:  # a line goes on across chunks: anchors may straddle the boundary
             prev = self._segments[-1]
             edge_start = prev.end - min(_EDGE, len(prev.data))
             straddle = self.engine.scan(prev.data[-_EDGE:] + chunk[:_EDGE])
-            found.update(edge_start + off for off in straddle.candidates)  # duplicates collapse in the set
+            # only matches that cross the boundary: the others are found by a chunk's own scan
+            own = set(result.candidates)
+            crossing = [edge_start + off - seg.start for off in straddle.candidates
+                        if edge_start + off > seg.start and edge_start + off - seg.start not in own]
+            ends = ends + self._accepted(seg.start, crossing)
             heads.extend(edge_start + off for off in straddle.tracebacks)
         self._segments.append(seg)
-        if self.accept is not None:
-            lo, hi = self.accept
-            found = {off for off in found if lo < off <= hi}
+        found = self._admitted(seg, ends, starts_line)
         self.stats.candidates += len(found)
-        self._pending = sorted(set(self._pending) | found)
-        self._tracebacks = sorted(set(self._tracebacks) | set(heads))
+        if found:
+            self._pending = sorted(set(self._pending) | found) if self._pending else sorted(found)
+        if heads:
+            self._tracebacks = sorted(set(self._tracebacks) | set(heads))
         yield from self._emit(final=False)
         self._drop_old()
+
+    def _accepted(self, base: int, ends: list[int]) -> list[int]:
+        """Candidate ends (relative to base) inside this worker's share: the neighbours count theirs."""
+        if self.accept is None:
+            return ends
+        lo, hi = self.accept[0] - base, self.accept[1] - base
+        return [off for off in ends if lo < off <= hi]
+
+    def _admitted(self, seg: _Segment, ends: list[int], starts_line: bool) -> set[int]:
+        """Absolute ends of the candidate lines to analyse: repeats of analysed lines are only counted.
+
+        A line cut by the chunk's end waits for the chunk that completes it, so that it is judged whole,
+        as the line path judges it."""
+        if self.repeats is None:
+            return {seg.start + off for off in ends}
+        chunk = seg.data
+        first_nl = -1 if starts_line else chunk.find(b"\n")
+        last_nl = chunk.rfind(b"\n")
+        found: set[int] = set()
+        if not starts_line:  # the open line goes on into this chunk
+            head = [seg.start + off for off in ends if first_nl < 0 or off <= first_nl]
+            self._open_ends.extend(head)
+            if first_nl < 0:
+                return found
+            found |= self._close_open_line(seg.start + first_nl)
+            ends = [off for off in ends if off > first_nl]
+        tail = [off for off in ends if off > last_nl]
+        middle = [off for off in ends if off <= last_nl]
+        found.update(seg.start + off for off in self.repeats.admit_chunk(chunk, middle, True, first_nl + 1))
+        if last_nl + 1 < len(chunk):
+            self._open_start = seg.start + last_nl + 1
+            self._open_ends = [seg.start + off for off in tail]
+        return found
+
+    def _close_open_line(self, end: int) -> set[int]:
+        """The line that began in an earlier chunk ends at `end`: analyse it or count it."""
+        ends, start = self._open_ends, self._open_start
+        self._open_ends, self._open_start = [], None
+        if not ends or start is None:
+            return set()
+        assert self.repeats is not None
+        if start < self._segments[0].start or end - start > _OPEN_LINE_KEY_BYTES:  # too long to keep whole
+            return set(ends)
+        return set(ends) if self.repeats.admit(repeat_key(self._slice(start, end))) else set()
 
     @property
     def lines_read(self) -> int:
@@ -109,6 +165,9 @@ class RegionFinder:
         return self._next_line0
 
     def finish(self) -> Iterator[Region]:
+        if self._open_ends:  # the last line has no newline
+            found = self._close_open_line(self._next_start)
+            self._pending = sorted(set(self._pending) | found)
         yield from self._emit(final=True)
         last = self._segments[-1].data if self._segments else b""
         self.stats.lines_total = self._next_line0 + (1 if last and not last.endswith(b"\n") else 0)
@@ -197,7 +256,12 @@ class RegionFinder:
                     return
                 end = data_end
             taken = 1
+            line_end = self._find_nl(first - 1)  # hits on the first hit's line reach as far as it does
             while taken < len(self._pending) and self._pending[taken] <= end:
+                if line_end is not None and self._pending[taken] <= line_end:
+                    taken += 1
+                    continue
+                line_end = self._find_nl(self._pending[taken] - 1)
                 nxt = self._forward(self._pending[taken], self.after)
                 if nxt is None:
                     if not final:

@@ -1,0 +1,34 @@
+"""Every line of an input into the collector, as the fast path would feed it.
+
+The line path (small inputs, `--engine lines`, `denpex run`'s live watch) reads every line; the fast path
+frames only the lines around candidates. For both to give one diagnosis, a line is matched only when the
+scanning engine finds a candidate in it and it is not a repeat of lines already analysed (scan.repeats).
+"""
+
+from __future__ import annotations
+
+from denpex.analyze.collect import Collector
+from denpex.model import Line
+from denpex.scan.engines import best_engine
+from denpex.scan.repeats import RepeatFilter, repeat_key
+
+
+class LineFeed:
+    """The lines of one input, in order."""
+
+    def __init__(self, collector: Collector, name: str) -> None:
+        self.collector = collector
+        self.name = name
+        self._engine = best_engine(collector.catalog).fresh()
+        self._repeats = RepeatFilter()
+
+    def feed(self, raw: bytes, line: Line) -> None:
+        if self._engine.scan(raw).candidates and self._repeats.admit(key := repeat_key(raw)):
+            self.collector.feed(line, True, key)
+        else:
+            self.collector.feed(line, False)
+
+    def close(self) -> None:
+        """Hand the collector the counts of the repeats that were not analysed."""
+        self.collector.add_repeats(self.name, self._repeats.skipped)
+        self._repeats.skipped = {}
