@@ -98,7 +98,8 @@ def main() -> int:
     parser.add_argument("--round", type=int, default=1, help="which collection: 2 splits pool2/ into dev2/, test2/")
     args = parser.parse_args()
     suffix = "" if args.round == 1 else str(args.round)
-    every = sorted(p.parent for half in ("pool", "dev", "test") for p in (HERE / f"{half}{suffix}").glob("*/label.json"))
+    halves = [HERE / f"{half}{suffix}" for half in ("pool", "dev", "test")]
+    every = sorted(p.parent for half in halves for p in half.glob("*/label.json"))
     extra = sorted(p.parent for p in (HERE / "dev-extra").glob("*/label.json")) if not suffix else []
     bad = {case.name: problems(case) for case in every + extra}
     bad = {k: v for k, v in bad.items() if v}

@@ -130,7 +130,9 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
             continue
         stream = (finding.evidence.file, finding.evidence.rank)
         progress_at, progress_line = collection.progress.last.get(stream, (-1, 0))
-        if progress_at <= finding.evidence.seq or collection.progress.steps.get(stream, -1) <= cand.steps_before:
+        # step 0 (`Epoch 0:   0%|`, a progress bar redrawn as it closes) is where training starts, not progress
+        steps_after = collection.progress.steps.get(stream, -1)
+        if progress_at <= finding.evidence.seq or steps_after <= max(cand.steps_before, 0):
             continue
         if any(c.finding.evidence.seq > progress_at for c in fatal if c is not cand) or last_fatal > progress_at:
             continue

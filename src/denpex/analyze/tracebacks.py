@@ -41,7 +41,7 @@ _HEADLESS_EXCEPTION = re.compile(
     r"^(?:[a-z_]\w*\.)+[A-Z]\w*(?::|$)|^[A-Z]\w*(?:Error|Exception|Failed|Interrupt|Exit|Iteration|Unsupported"
     r"|Warning)\b(?::|$)"
 )
-_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>\S+)')  # flush left in a paste, too
 _FRAME_TAIL = re.compile(r'^[^\s"]*\.py", line \d+, in \S+$')  # a frame line cut at the start of an excerpt
 _MAX_FRAMES_KEPT = 400
 _MAX_MESSAGE_LINES = 5000
@@ -75,6 +75,10 @@ class Block:
     wrapped_by_backend: bool = False  # `BackendCompilerFailed: backend='inductor' raised:` carried the exception
 
 
+# a line of Python source, never a message: `raise RuntimeError(f"NCCL error: {error_str}")`, `x = f(y)`
+_SOURCE_STATEMENT = re.compile(r"(?:raise|return|assert|yield|await)\b|[A-Za-z_][\w.]*(?:\[[^\]]*\])? *[-+*/]?= ")
+
+
 class _Stream:
     __slots__ = ("block", "state", "chain_pending", "after_frame")
 
@@ -101,7 +105,8 @@ class TracebackTracker:
         stripped = body.strip()
         is_frame = _FRAME.match(body) is not None or _FRAME_TAIL.search(body) is not None
         indented = body[:1].isspace()
-        echo = stream.after_frame and indented and not is_frame
+        # source echoed under a frame, indented, or flush left in a paste that lost its indentation
+        echo = stream.after_frame and not is_frame and (indented or _SOURCE_STATEMENT.match(stripped) is not None)
         # source echoed under a frame runs on (multi-line calls) until the next unindented line
         stream.after_frame = is_frame or echo
         if "Traceback (" in stripped and not TRACEBACK_HEADER.match(stripped):

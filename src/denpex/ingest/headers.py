@@ -38,10 +38,16 @@ _LAUNCHER = re.compile(
 )
 _WORKER_RANK = re.compile(r"\b(?:TP|rank|Rank|RANK|worker|Worker)[_ ]?(\d+)\b")
 _QUOTE = re.compile(r"^(?:> )+(?=\S)")
+# a clock a log shipper or `ts` put before the job's own line: `18:19:06.687 [rank2]:[F205 ...`,
+# `2025-02-05T18:19:06.687Z W0205 18:19:08.782000 4021 ...`; only dropped before a prefix we parse
+_SHIPPER_STAMP = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? +"
+    r"(?=\[(?:rank|default|Rank )?\d|\[\d+,\d+\]<|[IWEF]\d{3,4} \d\d:\d\d)"
+)
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
     r"""^(?:
-        \[?(?P<level>[DIWEF])(?P<md>\d{4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(?:(?P<pid>\d+)\s+)?
+        \[?(?P<level>[DIWEF])(?P<md>\d{3,4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(?:(?P<pid>\d+)\s+)?
       | \[(?P<level2>[DIWEF])\s+                              # old c10 logs: [E ProcessGroupNCCL.cpp:821]
     )(?P<where>[\w./\-]+:\d+)\]\s?""",
     re.VERBOSE,
@@ -119,6 +125,8 @@ def parse(text: str, year: int | None = None) -> Header:
     local_from_launcher: int | None = None
     srun_label: int | None = None
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
+    if rest[:1].isdigit() and (stamp := _SHIPPER_STAMP.match(rest)) and not _PYLOG.match(rest):
+        rest = rest[stamp.end() :]
     if rest.startswith(">"):  # a log quoted in an e-mail or a markdown thread: `> KeyError: 'RANK'`
         quoted = _QUOTE.match(rest)
         if quoted:
@@ -158,7 +166,8 @@ def parse(text: str, year: int | None = None) -> Header:
         head.origin = found.group("where")
         if found.group("md") and found.group("time"):  # a pasted excerpt may have its clock cut out
             md = found.group("md")
-            head.timestamp = _month_day_time(int(md[:2]), int(md[2:]), found.group("time"), year)
+            # c10's own logger prints (month * 100 + day) unpadded: `[F205 18:19:06...` is 5 February
+            head.timestamp = _month_day_time(int(md[:-2]), int(md[-2:]), found.group("time"), year)
         if found.group("pid"):
             head.pid = int(found.group("pid"))
         rest = rest[found.end() :]
