@@ -135,7 +135,8 @@ class RegionFinder:
         found: set[int] = set()
         if not starts_line:  # the open line goes on into this chunk
             head = [seg.start + off for off in ends if first_nl < 0 or off <= first_nl]
-            self._open_ends.extend(head)
+            if head and not self._open_ends:  # one hit per line is enough to frame it
+                self._open_ends = [min(head)]
             if first_nl < 0:
                 return found
             found |= self._close_open_line(seg.start + first_nl)
@@ -145,7 +146,7 @@ class RegionFinder:
         found.update(seg.start + off for off in self.repeats.admit_chunk(chunk, middle, True, first_nl + 1))
         if last_nl + 1 < len(chunk):
             self._open_start = seg.start + last_nl + 1
-            self._open_ends = [seg.start + off for off in tail]
+            self._open_ends = [seg.start + min(tail)] if tail else []
         return found
 
     def _close_open_line(self, end: int) -> set[int]:

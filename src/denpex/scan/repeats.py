@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import getitem, methodcaller
 
-ANALYSED_PER_KEY = 1
 MAX_KEYS = 1 << 16  # distinct keys tracked per input; past this, new keys are always analysed (memory bound)
 PREFIX_REACH = 24  # a rank prefix ends with "]" within this many bytes of the line's start
 _MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")  # length kept: `exit code 1` is not `exit code 137`
@@ -33,29 +33,41 @@ _ONE = (1).__add__
 def repeat_key(raw: bytes) -> int:
     """The line's identity for counting repeats: digits masked except in its rank prefix."""
     head = raw.find(b"]", 0, PREFIX_REACH) + 1
-    body = raw[head:]
-    if any(word in body for word in _RANK_WORDS):
+    if _names_a_rank(raw, head):
         return hash(raw)
-    return hash(raw[:head] + body.translate(_MASK_DIGITS))
+    return hash((raw[:head], raw.translate(_MASK_DIGITS)))
+
+
+def _names_a_rank(raw: bytes, head: int) -> bool:
+    return any(raw.find(word, head) >= 0 for word in _RANK_WORDS)
+
+
+def _repeat_keys(lines: list[bytes]) -> list[int]:
+    """repeat_key of each line, with the per-line work in C: a dense chunk has one candidate per line."""
+    heads = list(map(_ONE, map(methodcaller("find", b"]", 0, PREFIX_REACH), lines)))
+    masked = b"\n".join(lines).translate(_MASK_DIGITS).split(b"\n")
+    keys = list(map(hash, zip(map(getitem, lines, map(slice, heads)), masked, strict=True)))
+    # masking changes digits only, so whether a line names a rank is a property of its masked text
+    naming = {m for m in set(masked) if _names_a_rank(m, m.find(b"]", 0, PREFIX_REACH) + 1)}
+    if naming:
+        for i, m in enumerate(masked):
+            if m in naming:
+                keys[i] = hash(lines[i])
+    return keys
 
 
 class RepeatFilter:
     """Per input: which candidate lines to analyse, and how many copies were only counted, per key."""
 
-    def __init__(self, limit: int = ANALYSED_PER_KEY) -> None:
-        self.limit = limit
-        self.seen: dict[int, int] = {}
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
         self.skipped: dict[int, int] = {}
 
     def admit(self, key: int) -> bool:
-        """Count one occurrence; True when it is among the first `limit` of its key (analyse it)."""
-        seen = self.seen.get(key)
-        if seen is None:
+        """Count one occurrence; True for the first of its key (analyse it)."""
+        if key not in self.seen:
             if len(self.seen) < MAX_KEYS:
-                self.seen[key] = 1
-            return True
-        if seen < self.limit:
-            self.seen[key] = seen + 1
+                self.seen.add(key)
             return True
         self.skipped[key] = self.skipped.get(key, 0) + 1
         return False
@@ -93,15 +105,22 @@ class RepeatFilter:
         return kept
 
     def _admit_dense(self, chunk: bytes, ends: list[int], start: int, last_nl: int) -> list[int]:
-        lines = chunk[start:last_nl].split(b"\n")
-        line_ends = list(accumulate(map(_ONE, map(len, lines)), initial=start))[1:]  # past each line's newline
-        first: dict[int, int] = {}  # line index -> the first candidate end on it, in order
-        for end in ends:
-            first.setdefault(bisect.bisect_left(line_ends, end), end)
-        keys = [repeat_key(lines[i]) for i in first]
+        raws = chunk[start:last_nl].split(b"\n")
+        line_ends = list(accumulate(map(_ONE, map(len, raws)), initial=start))[1:]  # past each line's newline
+        by_line = dict(zip(map(bisect.bisect_left, repeat(line_ends), ends), ends, strict=True))  # line: an end on it
+        keys = _repeat_keys(list(map(raws.__getitem__, by_line)))
         counts = Counter(keys)
-        if all(self.seen.get(key, 0) >= self.limit for key in counts):  # the common case: all repeats
-            for key, n in counts.items():
-                self.skipped[key] = self.skipped.get(key, 0) + n
-            return []
-        return [end for end, key in zip(first.values(), keys, strict=True) if self.admit(key)]
+        seen, skipped = self.seen, self.skipped
+        if len(seen) + len(counts) > MAX_KEYS:  # the table fills up: one at a time, in order
+            return [end for end, key in zip(by_line.values(), keys, strict=True) if self.admit(key)]
+        kept: list[int] = []
+        for key, n in counts.items():
+            if key in seen:
+                skipped[key] = skipped.get(key, 0) + n
+                continue
+            seen.add(key)  # its first line here is analysed, the others are copies
+            kept.append(keys.index(key))
+            if n > 1:
+                skipped[key] = skipped.get(key, 0) + n - 1
+        candidate_ends = list(by_line.values())
+        return [candidate_ends[i] for i in sorted(kept)]
