@@ -1,0 +1,115 @@
+"""Repeated candidate lines are analysed once and counted (scan.repeats), the same way on every path."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from denpex.api import diagnose
+from denpex.scan import parallel
+from denpex.scan.repeats import RepeatFilter, repeat_key
+from tests.test_engines import _engines, _key
+
+CORPUS = Path(__file__).parent / "corpus"
+OOM = "[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n}.00 MiB. GPU 0 has a total capacity"
+WARN = ("[rank{r}]:W1129 14:44:{s:02d}.{us:06d} 10736 torch/_dynamo/convert_frame.py:1994] [0/8] torch._dynamo hit "
+        "config.recompile_limit (8)")
+
+
+def test_the_key_masks_digits_but_not_the_rank_prefix_nor_a_rank_named_in_the_message():
+    assert repeat_key(b"[rank3]: step 12 loss 0.51") == repeat_key(b"[rank3]: step 99 loss 0.77")
+    assert repeat_key(b"[rank3]: step 12 loss 0.51") != repeat_key(b"[rank4]: step 12 loss 0.51")
+    assert repeat_key(b"exit code 1") != repeat_key(b"exit code 137")  # lengths differ
+    # a message that names a rank or a process counts only exact copies
+    assert repeat_key(b"Rank 1 is running collective: X") != repeat_key(b"Rank 2 is running collective: X")
+    assert repeat_key(b"failed (exitcode: 1) local_rank: 0") != repeat_key(b"failed (exitcode: 1) local_rank: 3")
+    killed = b"process %d terminated with signal SIGKILL"
+    assert repeat_key(killed % 1) != repeat_key(killed % 2)
+
+
+def test_dense_and_sparse_chunks_admit_the_same_lines():
+    lines = [WARN.format(r=i % 3, s=i % 60, us=i).encode() for i in range(3000)] + [b"RuntimeError: boom"]
+    chunk = b"\n".join(lines) + b"\n"
+    ends = [m.end() for m in re.finditer(rb"recompile_limit|Error", chunk)]
+    dense, sparse = RepeatFilter(), RepeatFilter()
+    kept_dense = dense.admit_chunk(chunk, ends)
+    kept_sparse = []
+    for lo in range(0, len(ends), 50):  # 50 at a time: the one-by-one path
+        kept_sparse += sparse._admit_sparse(chunk, sorted(set(ends[lo:lo + 50])))
+    assert len(kept_dense) == len(kept_sparse) == 4  # one warning per rank prefix, and the error
+    assert dense.skipped == sparse.skipped and sum(dense.skipped.values()) == 2997
+
+
+def _log(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_warning_repeated_every_step_is_counted_and_the_cause_still_wins(tmp_path):
+    lines = [WARN.format(r=i % 4, s=i % 60, us=i * 7 % 10**6) for i in range(20000)]
+    lines.insert(15000, OOM.format(r=2, n=512))
+    path = _log(tmp_path, lines)
+    fast = diagnose(path, engine="hyperscan" if "hyperscan" in _engines() else "python", workers=1)
+    assert _key(fast) == _key(diagnose(path, engine="lines"))
+    assert fast.root_cause.entry_id == "cuda-oom" and fast.root_cause.rank == 2
+    warnings = [f for f in fast.findings if f.entry_id == "recompile-limit"]
+    assert len(warnings) == 4 and sum(f.count for f in warnings) == 20000  # one analysed per rank, every copy counted
+    assert any("counted under the findings of their first copy" in note for note in fast.notes)
+
+
+def test_the_same_error_on_1024_ranks_leaves_no_rank_silent(tmp_path):
+    lines = [OOM.format(r=r, n=512) for r in range(1024)]
+    result = diagnose(_log(tmp_path, lines), engine="lines")
+    assert {rank for f in result.findings if f.entry_id == "cuda-oom" for rank in f.ranks} == set(range(1024))
+
+
+def _corpus_lines() -> list[str]:
+    rnd = random.Random(7)
+    lines: list[str] = []
+    for path in sorted(CORPUS.rglob("log.txt")):
+        text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines += rnd.sample(text, min(len(text), 12))
+    return lines
+
+
+POOL = _corpus_lines()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    picks=st.lists(st.integers(0, len(POOL) - 1), min_size=1, max_size=60),
+    copies=st.lists(st.integers(1, 400), min_size=1, max_size=60),
+    digits=st.integers(0, 9),
+    chunk=st.sampled_from([512, 4096, 65536]),
+)
+def test_fast_path_equals_line_path_on_real_lines_repeated(tmp_path, picks, copies, digits, chunk):
+    # real corpus lines, each repeated with its digits varied, cut into chunks of every size
+    lines = []
+    for pick, n in zip(picks, copies, strict=False):
+        for k in range(n):
+            lines.append(re.sub(r"\d", lambda m, k=k: str((int(m.group()) + k * digits) % 10), POOL[pick]))
+    path = _log(tmp_path, lines)
+    expected = _key(diagnose(path, engine="lines"))
+    original = parallel.CHUNK_BYTES
+    try:
+        parallel.CHUNK_BYTES = chunk
+        for engine in _engines():
+            assert _key(diagnose(path, engine=engine, workers=1)) == expected, engine
+    finally:
+        parallel.CHUNK_BYTES = original
+
+
+@pytest.mark.parametrize("workers", [2])
+def test_a_file_split_across_workers_counts_repeats_as_one_process_does(tmp_path, workers, monkeypatch):
+    lines = [WARN.format(r=i % 2, s=i % 60, us=i) for i in range(40000)] + [OOM.format(r=1, n=64)]
+    path = _log(tmp_path, lines)
+    monkeypatch.setattr("denpex.scan.fast.PARALLEL_FILE_BYTES", 1 << 20)
+    engine = "hyperscan" if "hyperscan" in _engines() else "python"
+    one = _key(diagnose(path, engine=engine, workers=1))
+    assert _key(diagnose(path, engine=engine, workers=workers)) == one == _key(diagnose(path, engine="lines"))
