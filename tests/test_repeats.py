@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from denpex.api import diagnose
-from denpex.scan import parallel
+from denpex.scan import parallel, regions
 from denpex.scan.repeats import RepeatFilter, repeat_key
 from tests.test_engines import _engines, _key
 
@@ -74,6 +74,7 @@ def _corpus_lines() -> list[str]:
     lines: list[str] = []
     for path in sorted(CORPUS.rglob("log.txt")):
         text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = [line for line in text if line.strip()]  # an all-blank log is no input at all
         lines += rnd.sample(text, min(len(text), 12))
     return lines
 
@@ -86,23 +87,28 @@ POOL = _corpus_lines()
     picks=st.lists(st.integers(0, len(POOL) - 1), min_size=1, max_size=60),
     copies=st.lists(st.integers(1, 400), min_size=1, max_size=60),
     digits=st.integers(0, 9),
-    chunk=st.sampled_from([512, 4096, 65536]),
+    chunk=st.sampled_from([4096, 65536]),
+    dense_after=st.sampled_from([0, 16, 10**9]),
 )
-def test_fast_path_equals_line_path_on_real_lines_repeated(tmp_path, picks, copies, digits, chunk):
-    # real corpus lines, each repeated with its digits varied, cut into chunks of every size
+def test_fast_path_equals_line_path_on_real_lines_repeated(tmp_path, picks, copies, digits, chunk, dense_after):
+    # real corpus lines, each repeated with its digits varied, cut into chunks of several sizes, with copies
+    # counted before scanning (dense chunks) or after (sparse): every way gives the default fast path's answer
     lines = []
     for pick, n in zip(picks, copies, strict=False):
         for k in range(n):
             lines.append(re.sub(r"\d", lambda m, k=k: str((int(m.group()) + k * digits) % 10), POOL[pick]))
     path = _log(tmp_path, lines)
-    expected = _key(diagnose(path, engine="lines"))
-    original = parallel.CHUNK_BYTES
+    engines = _engines()
+    expected = _key(diagnose(path, engine=engines[-1], workers=1))
+    if len(lines) <= 100:  # within the back context both paths frame: the line path agrees too
+        assert _key(diagnose(path, engine="lines")) == expected
+    original = parallel.CHUNK_BYTES, regions._DENSE_CHUNK
     try:
-        parallel.CHUNK_BYTES = chunk
-        for engine in _engines():
+        parallel.CHUNK_BYTES, regions._DENSE_CHUNK = chunk, dense_after
+        for engine in engines:
             assert _key(diagnose(path, engine=engine, workers=1)) == expected, engine
     finally:
-        parallel.CHUNK_BYTES = original
+        parallel.CHUNK_BYTES, regions._DENSE_CHUNK = original
 
 
 @pytest.mark.parametrize("workers", [2])
@@ -113,3 +119,31 @@ def test_a_file_split_across_workers_counts_repeats_as_one_process_does(tmp_path
     engine = "hyperscan" if "hyperscan" in _engines() else "python"
     one = _key(diagnose(path, engine=engine, workers=1))
     assert _key(diagnose(path, engine=engine, workers=workers)) == one == _key(diagnose(path, engine="lines"))
+
+
+def test_progress_bar_only_on_a_terminal_and_only_after_a_while(monkeypatch, capsys):
+    from denpex.report import progress as progress_module
+
+    with progress_module.ScanProgress(1000) as quiet:  # stderr is not a terminal under pytest
+        quiet(500)
+    assert quiet._bar is None and capsys.readouterr().err == ""
+    monkeypatch.setattr(progress_module.sys.stderr, "isatty", lambda: True, raising=False)
+    with progress_module.ScanProgress(1000) as early:  # a terminal, but the scan is still young
+        early(500)
+    assert early._bar is None
+    monkeypatch.setattr(progress_module, "SHOW_AFTER", 0.0)
+    with progress_module.ScanProgress(1000) as shown:
+        shown(500)
+        assert shown._bar is not None and shown._bar.tasks[0].completed == 500
+    assert not shown._bar.live.is_started  # stopped at the end: the report is all that remains
+
+
+def test_the_fast_path_reports_every_byte_it_scans(tmp_path):
+    lines = [WARN.format(r=i % 4, s=i % 60, us=i) for i in range(30000)]
+    path = _log(tmp_path, lines)
+    told = []
+    from denpex.api import diagnose_sources
+    from denpex.ingest import resolve
+
+    diagnose_sources(resolve([str(path)]), engine="python", workers=1, progress=told.append)
+    assert sum(told) == path.stat().st_size

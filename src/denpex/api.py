@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from denpex.analyze.collect import Collector
@@ -72,12 +72,14 @@ def diagnose_sources(
     catalog: Catalog | None = None,
     engine: str = "auto",
     workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Diagnosis:
     """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early).
 
     engine: "lines" runs every line through the matcher; "hyperscan", "re2" or "python" scan
     big buffers for candidates first; "auto" picks the fast path for inputs over FAST_PATH_BYTES.
     workers: processes for the fast path (default: every core); 1 keeps everything in this process.
+    progress: told the bytes scanned as the fast path goes (the CLI's progress bar).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}")
@@ -89,7 +91,7 @@ def diagnose_sources(
         from denpex.scan import fast as fast_path
         from denpex.scan.parallel import cores
 
-        lines_read = fast_path.feed(sources, collector, engine, context, workers or cores())
+        lines_read = fast_path.feed(sources, collector, engine, context, workers or cores(), progress)
         collection = collector.finish()
         collection.lines_read = lines_read
     else:

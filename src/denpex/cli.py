@@ -93,7 +93,11 @@ def diagnose(
     for source in sources:  # bad input is reported before the catalog is loaded
         check_readable(source)
     catalog = load()
-    result = diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers)
+    from denpex.report.progress import ScanProgress
+
+    with ScanProgress(sum(source.size_hint() for source in sources)) as progress:
+        result = diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers,
+                                  progress=progress)
     result.notes[:0] = left_out
     if with_doctor:
         from denpex.doctor import fold, probe

@@ -23,7 +23,11 @@ class LineFeed:
         self._repeats = RepeatFilter()
 
     def feed(self, raw: bytes, line: Line) -> None:
-        if self._engine.scan(raw).candidates and self._repeats.admit(key := repeat_key(raw)):
+        key = repeat_key(raw)
+        if key in self._repeats.seen:  # a copy of an analysed line: counted, as a dense chunk counts it
+            self._repeats.admit(key)
+            self.collector.feed(line, False)
+        elif self._engine.scan(raw).candidates and self._repeats.admit(key):
             self.collector.feed(line, True, key)
         else:
             self.collector.feed(line, False)

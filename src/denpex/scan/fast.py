@@ -5,7 +5,8 @@ Used for inputs over api.FAST_PATH_BYTES; tests prove it gives the line path's d
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 
 from denpex.analyze.collect import AFTER_LINES, Collector
 from denpex.ingest import Source
@@ -31,6 +32,7 @@ def _scan_source(job: tuple[Source, int, int]) -> FileScan:
     found = []
     for chunk in source_bytes(source, parallel.CHUNK_BYTES):
         found.extend(finder.feed(chunk))
+        parallel.report(len(chunk))
     found.extend(finder.finish())
     return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates, repeats.skipped)
 
@@ -43,12 +45,14 @@ def _splittable(source: Source) -> bool:
         return handle.read(2) not in (b"\xff\xfe", b"\xfe\xff")
 
 
-def feed(sources: list[Source], collector: Collector, engine_name: str, context: int, workers: int) -> int:
+def feed(sources: list[Source], collector: Collector, engine_name: str, context: int, workers: int,
+         progress: Callable[[int], None] | None = None) -> int:
     """Frame only the regions around candidates and feed them to the collector; returns the lines read.
 
     Line numbers and order stay those of the full stream, so the diagnosis is the line path's.
     """
     keep_freed_buffers()
+    parallel.PROGRESS, parallel._PARENT = progress, os.getpid()
     use_numpy_for(sum(source.size_hint() for source in sources))
     parallel._ENGINE = best_engine(collector.catalog, engine_name).fresh()
     after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
@@ -60,7 +64,10 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
     else:
         scans = parallel.map_files(_scan_source, [(s, context, after) for s in sources], workers)  # type: ignore[assignment]
     base = 0
+    many = len(sources) > 1 and workers > 1
     for source, scan in zip(sources, scans, strict=True):
+        if many:  # scanned in a pool: its progress is the files that came back
+            parallel.report(source.size_hint())
         year: int | None = None
         last_end = -1
         across_shares = RepeatFilter()
@@ -95,4 +102,5 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
         for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
             collector.result.ranks.setdefault(rank, RankState(rank=rank))
         base += scan.lines_total
+    parallel.PROGRESS = None
     return base

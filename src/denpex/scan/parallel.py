@@ -24,6 +24,14 @@ from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
 from denpex.scan.repeats import RepeatFilter
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
+PROGRESS: Callable[[int], None] | None = None  # told the bytes scanned, in the parent process only
+_PARENT = os.getpid()
+
+
+def report(scanned: int) -> None:
+    """Progress from this process's scan; a forked worker stays silent (the parent speaks for the whole)."""
+    if PROGRESS is not None and os.getpid() == _PARENT:
+        PROGRESS(scanned)
 CHUNK_BYTES = 1 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
 _FORWARD_READ = 4 << 20  # past a range: room for the lines after a candidate near its end
@@ -91,7 +99,9 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
                 before_end = finder.lines_read + count_newlines(chunk, 0, own_end - pos)
             pos += len(chunk)
             found.extend(finder.feed(chunk))
-        found.extend(finder.finish())
+            if own_start <= pos <= own_end + len(chunk):  # this share's bytes, for every share alike
+                report(len(chunk) * max(1, round(size / max(own_end - own_start, 1))))
+        found.extend(finder.finish(at_end=own_end == size))
     assert before_own is not None and before_end is not None, "a range lies inside what it reads"
     return RangeResult(own_start, own_end, before_own, before_end - before_own, read_start, found,
                        finder.stats.ranks, finder.stats.candidates, repeats.skipped)
@@ -135,7 +145,8 @@ class FileScan:
 
 def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
     """One plain file over `workers` processes."""
-    global _ENGINE
+    global _ENGINE, _PARENT
+    _PARENT = os.getpid()
     size = os.path.getsize(path)
     ranges = split(path, size, workers)
     _ENGINE = engine

@@ -22,6 +22,7 @@ from denpex.scan.repeats import RepeatFilter, repeat_key
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
 _OPEN_LINE_KEY_BYTES = 4 << 20  # a longer line cut by chunk ends is analysed, not compared with others
+_DENSE_CHUNK = 512  # candidates in one chunk that make the next one skip copies before scanning
 _EDGE = 512  # bytes on each side of a chunk boundary scanned again for anchors that straddle it
 
 
@@ -70,6 +71,7 @@ class RegionFinder:
         self.engine = engine
         self.accept = accept
         self.repeats = repeats
+        self._dense = False  # the last chunk was dense with candidates: count copies before scanning
         self._open_start: int | None = None  # a line cut by the last chunk's end: where it starts
         self._open_ends: list[int] = []  # and its candidates, judged once the line is whole
         self.before = max(before, 3)
@@ -91,22 +93,23 @@ class RegionFinder:
         seg = _Segment(self._next_start, chunk, self._next_line0)
         self._next_start = seg.end
         self._next_line0 += count_newlines(chunk)
-        result = self.engine.scan(chunk)
-        ends = self._accepted(seg.start, result.candidates)
-        heads = [seg.start + off for off in result.tracebacks]
-        self.stats.ranks |= result.ranks
-        if not starts_line:  # a line goes on across chunks: anchors may straddle the boundary
-            prev = self._segments[-1]
-            edge_start = prev.end - min(_EDGE, len(prev.data))
-            straddle = self.engine.scan(prev.data[-_EDGE:] + chunk[:_EDGE])
-            # only matches that cross the boundary: the others are found by a chunk's own scan
-            own = set(result.candidates)
-            crossing = [edge_start + off - seg.start for off in straddle.candidates
-                        if edge_start + off > seg.start and edge_start + off - seg.start not in own]
-            ends = ends + self._accepted(seg.start, crossing)
-            heads.extend(edge_start + off for off in straddle.tracebacks)
-        self._segments.append(seg)
-        found = self._admitted(seg, ends, starts_line)
+        dense = self._scan_dense(seg, starts_line) if self._dense else None
+        if dense is not None:
+            found, heads = dense
+        else:
+            result = self.engine.scan(chunk)
+            self.stats.ranks |= result.ranks
+            first_nl = -1 if starts_line else chunk.find(b"\n")
+            ends = self._accepted(seg.start, result.candidates)
+            heads = [seg.start + off for off in result.tracebacks]
+            if not starts_line:
+                crossing, crossing_heads = self._crossing(seg, first_nl, result.candidates)
+                ends += crossing
+                heads += crossing_heads
+            self._segments.append(seg)
+            found = self._admitted(seg, ends, starts_line)
+            # a chunk of mostly candidate lines: the next one skips the copies before scanning
+            self._dense = self.repeats is not None and len(ends) > _DENSE_CHUNK
         self.stats.candidates += len(found)
         if found:
             self._pending = sorted(set(self._pending) | found) if self._pending else sorted(found)
@@ -114,6 +117,54 @@ class RegionFinder:
             self._tracebacks = sorted(set(self._tracebacks) | set(heads))
         yield from self._emit(final=False)
         self._drop_old()
+
+    def _crossing(self, seg: _Segment, first_nl: int, own: list[int]) -> tuple[list[int], list[int]]:
+        """Anchors that straddle the boundary with the previous chunk (on the line that spans it)."""
+        prev = self._segments[-1]
+        edge_start = prev.end - min(_EDGE, len(prev.data))
+        straddle = self.engine.scan(prev.data[-_EDGE:] + seg.data[:_EDGE])
+        known = set(own)
+        limit = first_nl if first_nl >= 0 else len(seg.data)
+        crossing = [edge_start + off - seg.start for off in straddle.candidates
+                    if 0 < edge_start + off - seg.start <= limit and edge_start + off - seg.start not in known]
+        return self._accepted(seg.start, crossing), [edge_start + off for off in straddle.tracebacks]
+
+    def _scan_dense(self, seg: _Segment, starts_line: bool) -> tuple[set[int], list[int]] | None:
+        """The chunk after a dense one: copies of analysed lines are counted before scanning (repeats).
+
+        None: this chunk is not fit for it (a worker's chunk past its share, a line as long as the chunk); it
+        takes the ordinary path."""
+        assert self.repeats is not None
+        chunk = seg.data
+        first_nl = -1 if starts_line else chunk.find(b"\n")
+        last_nl = chunk.rfind(b"\n")
+        if last_nl <= first_nl + 1 or (self.accept is not None
+                                       and not self.accept[0] <= seg.start < seg.end <= self.accept[1]):
+            self._dense = False
+            return None
+        # the partial lines at both ends are scanned as the ordinary path scans them
+        head = chunk[: first_nl + 1] if not starts_line else b""
+        tail = chunk[last_nl + 1 :]
+        ends: list[int] = []
+        heads: list[int] = []
+        for offset, piece in ((0, head), (last_nl + 1, tail)):
+            if piece:
+                scanned = self.engine.scan(piece)
+                ends += [offset + e for e in scanned.candidates]
+                heads += [seg.start + offset + t for t in scanned.tracebacks]
+                self.stats.ranks |= scanned.ranks
+        if not starts_line:
+            crossing, crossing_heads = self._crossing(seg, first_nl, ends)
+            ends += crossing
+            heads += crossing_heads
+        self._segments.append(seg)
+        found = self._admitted(seg, ends, starts_line)  # the middle holds no ends here: only the edges
+        dense = self.repeats.scan_dense(self.engine, chunk, first_nl + 1, last_nl)
+        self.stats.ranks |= dense.ranks
+        found.update(seg.start + off for off in dense.kept)
+        heads += [seg.start + off for off in dense.tracebacks]
+        self._dense = dense.candidates > _DENSE_CHUNK
+        return found, heads
 
     def _accepted(self, base: int, ends: list[int]) -> list[int]:
         """Candidate ends (relative to base) inside this worker's share: the neighbours count theirs."""
@@ -165,10 +216,14 @@ class RegionFinder:
         """Newlines in everything fed so far."""
         return self._next_line0
 
-    def finish(self) -> Iterator[Region]:
+    def finish(self, at_end: bool = True) -> Iterator[Region]:
+        """at_end: this finder read to the input's end, whose last lines are always framed: a job ends
+        there, and the last lines of each rank (who went silent, and where) are the silence evidence."""
         if self._open_ends:  # the last line has no newline
             found = self._close_open_line(self._next_start)
             self._pending = sorted(set(self._pending) | found)
+        if at_end and self._segments and self._next_start > self._emitted:
+            self._pending = sorted(set(self._pending) | {self._next_start})
         yield from self._emit(final=True)
         last = self._segments[-1].data if self._segments else b""
         self.stats.lines_total = self._next_line0 + (1 if last and not last.endswith(b"\n") else 0)
@@ -283,10 +338,13 @@ class RegionFinder:
         return None
 
     def _drop_old(self) -> None:
-        """Drop chunks no pending candidate can reach back into (beyond the last `keep`)."""
+        """Drop chunks no pending candidate can reach back into (beyond the last `keep`, and beyond
+        TRACEBACK_REACH bytes of history whatever the chunk size: a later candidate's back context is there)."""
         while len(self._segments) > self.keep:
             oldest = self._segments[0]
             if self._pending and self._pending[0] - TRACEBACK_REACH < oldest.end:
+                break
+            if self._next_start - oldest.end < TRACEBACK_REACH:
                 break
             self._segments.pop(0)
         floor = self._segments[0].start - TRACEBACK_REACH if self._segments else 0

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from itertools import accumulate, repeat
-from operator import getitem, methodcaller
+from dataclasses import dataclass
+from itertools import accumulate, compress, repeat
+from operator import getitem, methodcaller, not_
+
+from denpex.scan.engines import TRACEBACK, CandidateEngine, ScanResult
 
 MAX_KEYS = 1 << 16  # distinct keys tracked per input; past this, new keys are always analysed (memory bound)
 PREFIX_REACH = 24  # a rank prefix ends with "]" within this many bytes of the line's start
@@ -28,6 +31,18 @@ _MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")  # length kept: `exit
 _RANK_WORDS = (b"ank", b"ANK", b"rocess")  # rank, Rank, local_rank, RANK, process, Process
 _DENSE = 512  # candidates in one chunk above which lines are split once rather than searched one by one
 _ONE = (1).__add__
+
+
+def _PLUS_NEWLINE(total: int, length: int) -> int:  # noqa: N802 - an accumulate step, named for what it adds
+    return total + length + 1
+
+
+@dataclass(slots=True)
+class DenseScan:
+    kept: list[int]  # chunk offsets (a line's newline) of the lines to analyse
+    tracebacks: list[int]  # chunk offsets of traceback headers
+    ranks: set[int]
+    candidates: int  # candidate lines, copies included
 
 
 def repeat_key(raw: bytes) -> int:
@@ -91,6 +106,41 @@ class RepeatFilter:
         if len(whole) <= _DENSE:
             return self._admit_sparse(chunk, whole) + kept
         return self._admit_dense(chunk, whole, start, last_nl) + kept
+
+    def scan_dense(self, engine: CandidateEngine, chunk: bytes, start: int, last_nl: int) -> DenseScan:
+        """Scan the whole lines chunk[start:last_nl] of a chunk dense with repeats, skipping the lines whose key
+        was already analysed: they are counted without being scanned (no match callbacks, no candidate work).
+
+        The rest is scanned as one buffer. A line judged a copy here is counted even in the rare case where
+        its own digits would not have made it a candidate (an anchor with digits, `[Errno 28]`); the line
+        path judges lines the same way (key first), so both count it.
+        """
+        lines = chunk[start:last_nl].split(b"\n")
+        keys = _repeat_keys(lines)
+        seen, skipped = self.seen, self.skipped
+        known = list(map(seen.__contains__, keys))
+        for key, n in Counter(compress(keys, known)).items():
+            skipped[key] = skipped.get(key, 0) + n
+        line_starts = list(accumulate(map(_ONE, map(len, lines)), initial=start))  # [i]: where line i starts
+        heads: list[int] = []
+        at = chunk.find(TRACEBACK, start, last_nl)
+        while at >= 0:  # every header, copies included: a region reaches back to its traceback's header
+            heads.append(at)
+            at = chunk.find(TRACEBACK, at + 1, last_nl)
+        fresh = list(compress(range(len(lines)), map(not_, known)))
+        result = ScanResult([], [], set())
+        kept: list[int] = []
+        if fresh:
+            buffer = b"\n".join(map(lines.__getitem__, fresh)) + b"\n"
+            result = engine.scan(buffer)
+            buffer_ends = list(accumulate(map(len, map(lines.__getitem__, fresh)), _PLUS_NEWLINE))
+            hit_lines = sorted(set(map(bisect.bisect_left, repeat(buffer_ends), result.candidates)))
+            for j in hit_lines:
+                i = fresh[j]
+                if self.admit(keys[i]):
+                    kept.append(line_starts[i] + len(lines[i]))  # the line's newline: a hit on that line
+        candidates = sum(known) + len(kept)
+        return DenseScan(kept, heads, result.ranks, candidates)
 
     def _admit_sparse(self, chunk: bytes, ends: list[int]) -> list[int]:
         kept: list[int] = []
