@@ -102,13 +102,13 @@ def test_fast_path_equals_line_path_on_real_lines_repeated(tmp_path, picks, copi
     expected = _key(diagnose(path, engine=engines[-1], workers=1))
     if len(lines) <= 100:  # within the back context both paths frame: the line path agrees too
         assert _key(diagnose(path, engine="lines")) == expected
-    original = parallel.CHUNK_BYTES, regions._DENSE_CHUNK
+    original = parallel.CHUNK_BYTES, regions._DENSE_CHUNK, regions._DENSE_ENTER
     try:
-        parallel.CHUNK_BYTES, regions._DENSE_CHUNK = chunk, dense_after
+        parallel.CHUNK_BYTES, regions._DENSE_CHUNK, regions._DENSE_ENTER = chunk, dense_after, dense_after
         for engine in engines:
             assert _key(diagnose(path, engine=engine, workers=1)) == expected, engine
     finally:
-        parallel.CHUNK_BYTES, regions._DENSE_CHUNK = original
+        parallel.CHUNK_BYTES, regions._DENSE_CHUNK, regions._DENSE_ENTER = original
 
 
 @pytest.mark.parametrize("workers", [2])

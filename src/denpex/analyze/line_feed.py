@@ -24,12 +24,17 @@ class LineFeed:
 
     def feed(self, raw: bytes, line: Line) -> None:
         key = repeat_key(raw)
-        if key in self._repeats.seen:  # a copy of an analysed line: counted, as a dense chunk counts it
-            self._repeats.admit(key)
+        repeats = self._repeats
+        if key in repeats.seen:  # a copy of an analysed line: counted, as a dense chunk counts it
+            repeats.admit(key)
             self.collector.feed(line, False)
-        elif self._engine.scan(raw).candidates and self._repeats.admit(key):
+        elif key in repeats.plain:  # a copy of a line that held no candidate
+            self.collector.feed(line, False)
+        elif self._engine.scan(raw).candidates:
+            repeats.admit(key)
             self.collector.feed(line, True, key)
         else:
+            repeats.note_plain(key)
             self.collector.feed(line, False)
 
     def close(self) -> None:

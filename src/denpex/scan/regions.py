@@ -22,7 +22,12 @@ from denpex.scan.repeats import RepeatFilter, repeat_key
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
 _OPEN_LINE_KEY_BYTES = 4 << 20  # a longer line cut by chunk ends is analysed, not compared with others
-_DENSE_CHUNK = 512  # candidates in one chunk that make the next one skip copies before scanning
+# Skipping copies before the scan costs ~1 us a line (keys for every line) and saves the scan's callbacks and
+# per-candidate work: worth it when most lines hold a candidate. Enter on this many candidate ends in a chunk
+# (~2 per candidate line), stay while most lines are settled copies and candidates stay many.
+_DENSE_ENTER = 2048
+_DENSE_CHUNK = 512
+_DENSE_COOLDOWN = 64
 _EDGE = 512  # bytes on each side of a chunk boundary scanned again for anchors that straddle it
 
 
@@ -72,6 +77,7 @@ class RegionFinder:
         self.accept = accept
         self.repeats = repeats
         self._dense = False  # the last chunk was dense with candidates: count copies before scanning
+        self._dense_cooldown = 0  # chunks before trying that again, after a try where copies were few
         self._open_start: int | None = None  # a line cut by the last chunk's end: where it starts
         self._open_ends: list[int] = []  # and its candidates, judged once the line is whole
         self.before = max(before, 3)
@@ -109,7 +115,8 @@ class RegionFinder:
             self._segments.append(seg)
             found = self._admitted(seg, ends, starts_line)
             # a chunk of mostly candidate lines: the next one skips the copies before scanning
-            self._dense = self.repeats is not None and len(ends) > _DENSE_CHUNK
+            self._dense_cooldown -= 1
+            self._dense = self.repeats is not None and len(ends) > _DENSE_ENTER and self._dense_cooldown <= 0
         self.stats.candidates += len(found)
         if found:
             self._pending = sorted(set(self._pending) | found) if self._pending else sorted(found)
@@ -163,7 +170,10 @@ class RegionFinder:
         self.stats.ranks |= dense.ranks
         found.update(seg.start + off for off in dense.kept)
         heads += [seg.start + off for off in dense.tracebacks]
-        self._dense = dense.candidates > _DENSE_CHUNK
+        # worth it while copies make most of the text; a chunk of fresh lines goes back to the ordinary scan
+        self._dense = dense.candidates > _DENSE_CHUNK and dense.settled * 3 > dense.lines * 2
+        if not self._dense:
+            self._dense_cooldown = _DENSE_COOLDOWN
         return found, heads
 
     def _accepted(self, base: int, ends: list[int]) -> list[int]:

@@ -43,6 +43,8 @@ class DenseScan:
     tracebacks: list[int]  # chunk offsets of traceback headers
     ranks: set[int]
     candidates: int  # candidate lines, copies included
+    settled: int  # lines judged by their key alone, without a scan
+    lines: int
 
 
 def repeat_key(raw: bytes) -> int:
@@ -58,12 +60,20 @@ def _names_a_rank(raw: bytes, head: int) -> bool:
 
 
 def _repeat_keys(lines: list[bytes]) -> list[int]:
-    """repeat_key of each line, with the per-line work in C: a dense chunk has one candidate per line."""
-    heads = list(map(_ONE, map(methodcaller("find", b"]", 0, PREFIX_REACH), lines)))
-    masked = b"\n".join(lines).translate(_MASK_DIGITS).split(b"\n")
-    keys = list(map(hash, zip(map(getitem, lines, map(slice, heads)), masked, strict=True)))
-    # masking changes digits only, so whether a line names a rank is a property of its masked text
-    naming = {m for m in set(masked) if _names_a_rank(m, m.find(b"]", 0, PREFIX_REACH) + 1)}
+    """repeat_key of each line, with the per-line work in C: a dense chunk has one candidate per line.
+
+    Masking changes digits only, so where the rank prefix ends, and whether the message names a rank, are
+    properties of the masked text: they are worked out once per distinct masked line.
+    """
+    masked = list(map(methodcaller("translate", _MASK_DIGITS), lines))
+    heads: dict[bytes, int] = {}
+    naming: set[bytes] = set()
+    for m in set(masked):
+        head = heads[m] = m.find(b"]", 0, PREFIX_REACH) + 1
+        if _names_a_rank(m, head):
+            naming.add(m)
+    keys = list(map(hash, zip(map(getitem, lines, map(slice, map(heads.__getitem__, masked))), masked,
+                              strict=True)))
     if naming:
         for i, m in enumerate(masked):
             if m in naming:
@@ -75,14 +85,23 @@ class RepeatFilter:
     """Per input: which candidate lines to analyse, and how many copies were only counted, per key."""
 
     def __init__(self) -> None:
-        self.seen: set[int] = set()
+        self.seen: set[int] = set()  # keys of candidate lines analysed: later copies are counted
         self.skipped: dict[int, int] = {}
+        self.plain: set[int] = set()  # keys of lines that were no candidate: copies need no scan either
+        self.settled: set[int] = set()  # seen | plain, kept as one set for the dense scan's membership pass
+
+    def note_plain(self, key: int) -> None:
+        """A line with this key was scanned and held no candidate."""
+        if len(self.plain) < MAX_KEYS:
+            self.plain.add(key)
+            self.settled.add(key)
 
     def admit(self, key: int) -> bool:
         """Count one occurrence; True for the first of its key (analyse it)."""
         if key not in self.seen:
             if len(self.seen) < MAX_KEYS:
                 self.seen.add(key)
+                self.settled.add(key)
             return True
         self.skipped[key] = self.skipped.get(key, 0) + 1
         return False
@@ -108,39 +127,43 @@ class RepeatFilter:
         return self._admit_dense(chunk, whole, start, last_nl) + kept
 
     def scan_dense(self, engine: CandidateEngine, chunk: bytes, start: int, last_nl: int) -> DenseScan:
-        """Scan the whole lines chunk[start:last_nl] of a chunk dense with repeats, skipping the lines whose key
-        was already analysed: they are counted without being scanned (no match callbacks, no candidate work).
+        """Scan the whole lines chunk[start:last_nl] of a chunk dense with repeats, skipping every line whose
+        key is settled: a copy of an analysed line is counted, a copy of a line that held no candidate is
+        passed over, neither is scanned (no match callbacks, no per-candidate work).
 
-        The rest is scanned as one buffer. A line judged a copy here is counted even in the rare case where
-        its own digits would not have made it a candidate (an anchor with digits, `[Errno 28]`); the line
-        path judges lines the same way (key first), so both count it.
+        The rest is scanned as one buffer. A copy is judged by its key alone, even in the rare case where its
+        own digits would have changed whether it is a candidate (an anchor with digits, `[Errno 28]`); the line
+        path judges lines the same way (key first), so both agree.
         """
         lines = chunk[start:last_nl].split(b"\n")
         keys = _repeat_keys(lines)
-        seen, skipped = self.seen, self.skipped
+        seen, skipped, settled = self.seen, self.skipped, self.settled
         known = list(map(seen.__contains__, keys))
-        for key, n in Counter(compress(keys, known)).items():
-            skipped[key] = skipped.get(key, 0) + n
-        line_starts = list(accumulate(map(_ONE, map(len, lines)), initial=start))  # [i]: where line i starts
+        copies = sum(known)
+        if copies:
+            for key, n in Counter(compress(keys, known)).items():
+                skipped[key] = skipped.get(key, 0) + n
         heads: list[int] = []
         at = chunk.find(TRACEBACK, start, last_nl)
         while at >= 0:  # every header, copies included: a region reaches back to its traceback's header
             heads.append(at)
             at = chunk.find(TRACEBACK, at + 1, last_nl)
-        fresh = list(compress(range(len(lines)), map(not_, known)))
+        fresh = list(compress(range(len(lines)), map(not_, map(settled.__contains__, keys))))
         result = ScanResult([], [], set())
         kept: list[int] = []
         if fresh:
             buffer = b"\n".join(map(lines.__getitem__, fresh)) + b"\n"
             result = engine.scan(buffer)
             buffer_ends = list(accumulate(map(len, map(lines.__getitem__, fresh)), _PLUS_NEWLINE))
-            hit_lines = sorted(set(map(bisect.bisect_left, repeat(buffer_ends), result.candidates)))
-            for j in hit_lines:
-                i = fresh[j]
-                if self.admit(keys[i]):
+            hit_lines = set(map(bisect.bisect_left, repeat(buffer_ends), result.candidates))
+            if hit_lines:  # where each line starts in the chunk: [i] for line i
+                line_starts = list(accumulate(map(_ONE, map(len, lines)), initial=start))
+            for j, i in enumerate(fresh):
+                if j not in hit_lines:
+                    self.note_plain(keys[i])
+                elif self.admit(keys[i]):
                     kept.append(line_starts[i] + len(lines[i]))  # the line's newline: a hit on that line
-        candidates = sum(known) + len(kept)
-        return DenseScan(kept, heads, result.ranks, candidates)
+        return DenseScan(kept, heads, result.ranks, copies + len(kept), len(lines) - len(fresh), len(lines))
 
     def _admit_sparse(self, chunk: bytes, ends: list[int]) -> list[int]:
         kept: list[int] = []
@@ -169,6 +192,7 @@ class RepeatFilter:
                 skipped[key] = skipped.get(key, 0) + n
                 continue
             seen.add(key)  # its first line here is analysed, the others are copies
+            self.settled.add(key)
             kept.append(keys.index(key))
             if n > 1:
                 skipped[key] = skipped.get(key, 0) + n - 1
