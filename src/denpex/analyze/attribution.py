@@ -117,6 +117,9 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     return root
 
 
+_SAME_FAILURE_REACH = 20  # lines after a rankless decisive line where a ranked report of it still counts
+
+
 def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> None:
     """Name the initiating rank when the decisive line alone does not.
 
@@ -177,6 +180,21 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             finding.rank_evidence = "named_in_message"
             finding.rank_reason = (
                 f"named in the message: a later line of the same error is about rank {finding.initiating_rank}"
+            )
+            return
+    if finding.evidence.rank is None:
+        # the same failure reported again, a few lines on, by a line that says its rank: a device assert's kernel
+        # lines carry no rank, the `[Rank 1] ... CUDA error: device-side assert triggered` after them does
+        again = {c.finding.rank for c in cands
+                 if c is not root and c.finding.category == finding.category and c.finding.rank is not None
+                 and c.finding.evidence.file == finding.evidence.file
+                 and 0 < c.finding.evidence.seq - finding.evidence.seq <= _SAME_FAILURE_REACH}
+        if len(again) == 1:
+            finding.initiating_rank = again.pop()
+            finding.rank_evidence = "named_in_message"
+            finding.rank_reason = (
+                f"the decisive line has no rank; the same failure, reported a few lines on, is rank "
+                f"{finding.initiating_rank}'s"
             )
             return
     if finding.evidence.rank is not None:

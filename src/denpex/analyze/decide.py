@@ -141,6 +141,15 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         finding.reason = f"the job went on after it: its own output shows later progress (line {progress_line})"
 
 
+_ATTEMPT = re.compile(r"[/\\]attempt_(\d+)[/\\]")
+
+
+def _attempt(file: str) -> int:
+    """The torchelastic restart a per-rank file belongs to (`.../attempt_1/3/stderr.log`); 0 otherwise."""
+    found = _ATTEMPT.search(file)
+    return int(found.group(1)) if found else 0
+
+
 def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
     """Earliest event first; inside it the most specific entry; then the earliest line.
 
@@ -155,7 +164,7 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
             "events from several inputs lack timestamps, so which came first cannot be told: the order of the "
             "files says nothing about time; the most specific of each file's first event was taken"
         )
-    file_rank: dict[str, float] = {}
+    file_rank: dict[str, tuple[int, float]] = {}
     if untimed_files:  # each file's first event competes on specificity alone, not on the files' order
         firsts: dict[str, Candidate] = {}
         for cand in pool:
@@ -164,15 +173,16 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
                 firsts[cand.finding.evidence.file] = cand
         same_event = {f: [c for c in pool if c.event == first.event] for f, first in firsts.items()}
         best = {f: max(c.priority for c in group) for f, group in same_event.items()}
-        file_rank = {f: -p for f, p in best.items()}
+        # torchelastic's --log-dir keeps each restart in attempt_<N>/: an earlier attempt came first in time
+        file_rank = {f: (_attempt(f), -p) for f, p in best.items()}
 
-    def when(cand: Candidate) -> tuple[float, int]:
+    def when(cand: Candidate) -> tuple[tuple[int, float], float, int]:
         ev = cand.finding.evidence
         if untimed_files:
-            return (file_rank.get(ev.file, 0.0), ev.seq)
-        return ((ev.timestamp or 0.0) if timed and len(files) > 1 else 0.0, ev.seq)
+            return (file_rank.get(ev.file, (0, 0.0)), 0.0, ev.seq)
+        return ((0, 0.0), (ev.timestamp or 0.0) if timed and len(files) > 1 else 0.0, ev.seq)
 
-    first: dict[tuple[object, ...], tuple[float, int]] = {}
+    first: dict[tuple[object, ...], tuple[tuple[int, float], float, int]] = {}
     for cand in pool:
         key = when(cand)
         if cand.event not in first or key < first[cand.event]:

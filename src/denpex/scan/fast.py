@@ -17,7 +17,7 @@ from denpex.scan.allocator import keep_freed_buffers
 from denpex.scan.engines import best_engine
 from denpex.scan.newlines import use_numpy_for
 from denpex.scan.parallel import FileScan
-from denpex.scan.regions import RegionFinder
+from denpex.scan.regions import Region, RegionFinder
 from denpex.scan.repeats import RepeatFilter, repeat_key
 
 PARALLEL_FILE_BYTES = 64 << 20  # one plain file at least this big is split across cores
@@ -43,6 +43,32 @@ def _splittable(source: Source) -> bool:
         return False
     with open(source.path, "rb") as handle:
         return handle.read(2) not in (b"\xff\xfe", b"\xfe\xff")
+
+
+def _admitted_lines(region: Region, raws: list[bytes], across_shares: RepeatFilter) -> dict[int, int] | None:
+    """Which lines of a region to match (index -> repeat key); None when it holds candidates but all of them
+    copy lines analysed in an earlier share of the file (a worker knows only its own share): the parent
+    counts them, as one process would have done, and skips the region."""
+    admitted: dict[int, int] = {}
+    hits = iter(region.hits)  # sorted end offsets: only lines holding one can hit the catalog
+    hit = next(hits, None)
+    line_start = region.start
+    candidates = 0
+    for i, raw in enumerate(raws):
+        if hit is None:
+            break
+        line_end = line_start + len(raw)  # offset of its newline
+        candidate = False
+        while hit is not None and hit <= line_end:
+            candidate = candidate or hit > line_start
+            hit = next(hits, None)
+        if candidate:
+            candidates += 1
+            key = repeat_key(raw)
+            if across_shares.admit(key):
+                admitted[i] = key
+        line_start = line_end + 1
+    return None if candidates and not admitted else admitted
 
 
 def feed(sources: list[Source], collector: Collector, engine_name: str, context: int, workers: int,
@@ -72,31 +98,21 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
         last_end = -1
         across_shares = RepeatFilter()
         for region in scan.regions:
-            if region.start > last_end:  # lines were skipped: no traceback spans the gap
-                collector.gap(source.name)
-            last_end = region.end
             raws = region.data.split(b"\n")
             if raws and raws[-1] == b"":
                 raws.pop()
-            hits = iter(region.hits)  # sorted end offsets: only lines holding one can hit the catalog
-            hit = next(hits, None)
-            line_start = region.start
+            admitted = _admitted_lines(region, raws, across_shares)
+            if admitted is None:  # its only candidates copy lines of an earlier share: one process frames none
+                continue
+            if region.start > last_end:  # lines were skipped: no traceback spans the gap
+                collector.gap(source.name)
+            last_end = region.end
             for i, raw in enumerate(raws):
-                line_end = line_start + len(raw)  # offset of its newline
-                candidate = False
-                while hit is not None and hit <= line_end:
-                    candidate = candidate or hit > line_start
-                    hit = next(hits, None)
                 number = region.first_line + i
                 line = build_line(raw, source.name, number, base + number, source.rank_hint, year)
                 year = line.year
-                if candidate:
-                    key = repeat_key(raw)
-                    # a worker knows only its share of the file: a line it analysed that copies one from an
-                    # earlier share is counted here instead, as one process would have done
-                    candidate = across_shares.admit(key)
-                collector.feed(line, candidate, key if candidate else None)
-                line_start = line_end + 1
+                key = admitted.get(i)
+                collector.feed(line, key is not None, key)
         collector.add_repeats(source.name, scan.skipped)
         collector.add_repeats(source.name, across_shares.skipped)
         for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
