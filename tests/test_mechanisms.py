@@ -250,3 +250,39 @@ def test_an_assert_raised_while_inductor_lowered_an_op_is_a_lowering_error():
 def test_more_forms_of_a_failure(case, category, verdict):
     result = diagnose(str(EXTRA / case / "log.txt"))
     assert result.verdict is verdict and result.root_cause.category == category
+
+
+# -- round 2 of the blind split's dev half (tests/blind/dev2): general mechanisms ---------------------------------
+DEV2 = TESTS / "blind" / "dev2"
+
+
+def test_c10_logger_prints_month_and_day_unpadded_and_a_shippers_clock_is_dropped():
+    # c10's logger prints (month * 100 + day) with no padding: `F205` is 5 February, not a 4-digit stamp cut short
+    head = parse("18:19:06.687 [rank2]:[F205 18:19:06.383067836 ProcessGroupNCCL.cpp:1614] [PG ID 17] Terminating")
+    assert (head.rank, head.level, head.origin) == (2, "F", "ProcessGroupNCCL.cpp:1614")
+    # a Python logging stamp is the record's own header, not a shipper's clock
+    assert parse("2026-11-29 14:54:53,372 [rank0] INFO train: step 0 loss 1.27").rank == 0
+
+
+def test_flush_left_frames_and_source_lines_of_a_pasted_traceback_are_not_the_message():
+    result = diagnose(str(DEV2 / "gh-sglang-8974" / "log.txt"))
+    assert result.root_cause.evidence.text.startswith("RuntimeError: NCCL error: unhandled system error")
+
+
+def test_restarted_attempts_of_per_rank_files_are_ordered_by_attempt():
+    # torchrun --max-restarts 1 --log-dir: rank 2 raised in attempt_0, the restart then failed to re-form the group
+    result = diagnose(str(DEV2 / "run-torchrun-restart-raise" / "ranks"))
+    root = result.root_cause
+    assert root.evidence.file.endswith("attempt_0/2/stderr.log") and "ValueError: shard 7" in root.evidence.text
+    assert root.rank == 2
+
+
+def test_a_rankless_device_assert_takes_the_rank_of_the_ranked_report_that_follows():
+    root = diagnose(str(DEV2 / "gh-pytorch-112488" / "log.txt")).root_cause
+    assert root.category == "cuda.device_side_assert" and root.initiating_rank == 1
+    assert root.rank_evidence == "named_in_message"
+
+
+def test_a_progress_bar_redrawn_at_step_0_after_an_oom_is_not_progress():
+    result = diagnose(str(DEV2 / "gh-lightning-20231" / "log.txt"))
+    assert result.verdict is Verdict.FAILURE and result.root_cause.entry_id == "cuda-oom"
