@@ -286,3 +286,11 @@ def test_a_rankless_device_assert_takes_the_rank_of_the_ranked_report_that_follo
 def test_a_progress_bar_redrawn_at_step_0_after_an_oom_is_not_progress():
     result = diagnose(str(DEV2 / "gh-lightning-20231" / "log.txt"))
     assert result.verdict is Verdict.FAILURE and result.root_cause.entry_id == "cuda-oom"
+
+
+def test_torchrun_failure_summary_names_the_rank_of_its_exit_code():
+    # `rank : 1 (local_rank: 1)` then `exitcode : -9 (pid: N)`: the summary's exit code is rank 1's (a real H200 run)
+    lines = (TESTS / "blind" / "dev" / "run-gpu1-torchrun-sigkill" / "log.txt").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "exitcode  : -9" in line)
+    root = diagnose(text="\n".join(lines[at - 8 : at + 3]) + "\n").root_cause
+    assert root.entry_id == "host-oom-killed" and root.rank == 1 and root.rank_evidence == "named_in_message"

@@ -238,7 +238,11 @@ class Collector:
             # recovered (an autotuning choice dropped), or the program logged it as a warning: the job went on
             fatal = False
             role = Role.WARNING
-        named = named_rank(hit.fields)
+        fields = dict(hit.fields)
+        summary_rank = self.rank_tracker.summary_rank_of(line)
+        if summary_rank is not None and named_rank(fields) is None:
+            fields["rank"] = str(summary_rank)  # the summary says which rank this exit code is
+        named = named_rank(fields)
         rank = named if named is not None else line.rank
         self._record(
             entry_id=entry.id,
@@ -248,7 +252,7 @@ class Collector:
             fatal=fatal,
             line=line,
             rank=rank,
-            fields=dict(hit.fields),
+            fields=fields,
             block=block if in_exception else None,
             ring=ring,
             entry=entry,

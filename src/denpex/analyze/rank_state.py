@@ -91,6 +91,13 @@ class RankTracker:
         self.progress.feed(line)
         self._exit_codes(line)
 
+    def summary_rank_of(self, line: Line) -> int | None:
+        """The rank an `exitcode : -9 (pid: N)` line of torchrun's failure summary is about: the summary's
+        `rank : R (local_rank: L)` line just before it (read before this line is fed)."""
+        if self._summary_rank is not None and _SUMMARY_EXIT.match(line.body):
+            return self._summary_rank
+        return None
+
     def _exit_codes(self, line: Line) -> None:
         body = line.body
         if "exitcode" in body:
