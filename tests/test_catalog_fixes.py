@@ -38,6 +38,7 @@ PYTHON = sys.executable
 TORCHRUN = str(BIN / "torchrun")
 DENPEX = str(BIN / "denpex")
 RUN_TIMEOUT = 240
+_HANG_RERUNS = 2  # reruns of a run that hung where it should have died (see _run_broken)
 _CGROUP_V1_MEMORY = "/sys/fs/cgroup/memory"
 WORKERS = 4
 
@@ -248,8 +249,16 @@ def _run_broken(case: Case, root: Path) -> Outcome:
     else:
         cmd = _command(case.launch, case)
     try:
-        proc = subprocess.run(cmd, cwd=job, env=_env(job, case.env), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, errors="replace", timeout=RUN_TIMEOUT)
+        for attempt in range(_HANG_RERUNS + 1):
+            try:
+                proc = subprocess.run(cmd, cwd=job, env=_env(job, case.env), stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, errors="replace", timeout=RUN_TIMEOUT)
+                break
+            except subprocess.TimeoutExpired:
+                # under load, DataLoader workers short of /dev/shm sometimes block instead of dying of SIGBUS
+                # (seen once in CI, not reproduced alone): that run shows nothing to diagnose, so run it again
+                if case.launch != "shm-64m" or attempt == _HANG_RERUNS:
+                    raise
     finally:
         if holder is not None:
             holder.close()
