@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -237,6 +238,19 @@ class Outcome:
     rerun: str = ""  # the fixed run's log as `denpex verify --save-log` wrote it
 
 
+def _run_group(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run in a process group of its own; on timeout the whole group is killed (workers included)."""
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace", start_new_session=True) as proc:
+        try:
+            out, _ = proc.communicate(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out)
+
+
 def _run_broken(case: Case, root: Path) -> Outcome:
     """The real failing program, as its fixture was captured."""
     job = _job(root, case, fixed=False)
@@ -251,8 +265,7 @@ def _run_broken(case: Case, root: Path) -> Outcome:
     try:
         for attempt in range(_HANG_RERUNS + 1):
             try:
-                proc = subprocess.run(cmd, cwd=job, env=_env(job, case.env), stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, errors="replace", timeout=RUN_TIMEOUT)
+                proc = _run_group(cmd, job, _env(job, case.env))
                 break
             except subprocess.TimeoutExpired:
                 # under load, DataLoader workers short of /dev/shm sometimes block instead of dying of SIGBUS
