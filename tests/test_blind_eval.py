@@ -18,12 +18,12 @@ BLIND = TESTS / "blind"
 TARGET = 0.90
 # the figures measured at the end of the session that built the split (test: 95 cases); raise them as they rise
 FLOORS = {
-    "test": {"category": 0.85, "decisive_line": 0.88, "rank": 0.69, "verdict": 0.89},
-    "dev": {"category": 0.95, "decisive_line": 0.97, "rank": 0.95, "verdict": 0.97},
-    "dev-extra": {"category": 0.91, "decisive_line": 0.98, "rank": 0.85, "verdict": 0.98},
-    # round 2 (collected 2026-12-01, seed 20261202): test2 was never tuned on
-    "dev2": {"category": 0.88, "decisive_line": 0.95, "rank": 0.86, "verdict": 1.00},
-    "test2": {"category": 0.80, "decisive_line": 0.89, "rank": 0.78, "verdict": 0.90},
+    "test": {"category": 0.88, "decisive_line": 0.90, "rank": 0.72, "verdict": 0.90},
+    "dev": {"category": 0.97, "decisive_line": 0.97, "rank": 0.95, "verdict": 0.97},
+    "dev-extra": {"category": 0.94, "decisive_line": 0.98, "rank": 0.90, "verdict": 0.98},
+    # round 2 (collected 2026-12-01, seed 20261202): test2 was never tuned on, its misses were not read
+    "dev2": {"category": 0.95, "decisive_line": 0.96, "rank": 0.95, "verdict": 1.00},
+    "test2": {"category": 0.84, "decisive_line": 0.89, "rank": 0.78, "verdict": 0.90},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
