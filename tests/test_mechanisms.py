@@ -202,7 +202,15 @@ def test_a_traceback_quoted_with_an_indent_in_torchelastics_summary():
 
 
 def test_an_unexplained_cpp_error_record_is_the_failure_when_nothing_else_failed():
-    result = diagnose(str(EXTRA / "gh-open-sora-667" / "log.txt"))
+    log = str(EXTRA / "gh-open-sora-667" / "log.txt")
+    # the catalog explains this record's wording now (c10d's `failed to connect to any network address`) ...
+    explained = diagnose(log).root_cause
+    assert explained.entry_id == "store-bind-or-connect-failed" and explained.confidence == "high"
+    # ... without that signature, the record is still the failure, as the layer's own, weighed low
+    catalog = load()
+    entries = [dataclasses.replace(e, signatures=[s for s in e.signatures if "any network address" not in s.anchor])
+               for e in catalog.entries]
+    result = diagnose(log, catalog=Catalog(tuple(entries)))
     assert result.verdict is Verdict.FAILURE and result.root_cause.category == "dist.peer_or_store_failure"
     assert result.root_cause.evidence.text.startswith("[E socket.cpp:753]")
     assert result.root_cause.confidence == "low"
