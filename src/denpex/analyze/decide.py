@@ -15,6 +15,7 @@ from denpex.analyze import attribution, silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
+from denpex.scan.linear_regex import compile_linear
 
 _TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 5}
 _LAST_RESORT = 6
@@ -36,7 +37,7 @@ def _apply_details(cand: Candidate) -> None:
         return
     lines = [cand.finding.evidence.text] + [ln.text for ln in cand.finding.context_after]
     for detail in cand.entry.details:
-        pattern = re.compile(detail.regex)
+        pattern = compile_linear(detail.regex)
         window = lines[: detail.within + 1]
         if detail.many:
             collected: dict[str, list[str]] = {}
@@ -75,7 +76,8 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
     for refinement in entry.refinements:
         # the traceback the finding belongs to, and `within` lines on each side of it
         window = before[-refinement.within :] + frames + [ev.text] + after[: refinement.within]
-        if any(re.search(refinement.when, text) for text in window):
+        when = compile_linear(refinement.when)
+        if any(when.search(text) for text in window):
             target = catalog.get(refinement.entry)
             if target is None:
                 continue

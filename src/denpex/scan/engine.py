@@ -8,10 +8,12 @@ from __future__ import annotations
 import builtins
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry, Signature
 from denpex.model import Line
+from denpex.scan.linear_regex import Searcher, compile_linear
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +73,12 @@ class _Compiled:
     flags: int
     path_free: bool = True  # the anchor names a message, not a file: a hit only inside a path is no hit
     stands_alone: bool = True  # the anchor is distinctive: a hit whose regex misses is kept, weighed lower
-    regex: re.Pattern[str] | None = None
+    regex: Searcher | None = None
 
-    def search(self, subject: str) -> re.Match[str] | None:
+    def search(self, subject: str) -> Any:
         if self.regex is None:
             assert self.source is not None
-            self.regex = re.compile(self.source, self.flags)
+            self.regex = compile_linear(self.source, bool(self.flags & re.IGNORECASE))
         return self.regex.search(subject)
 
 
