@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from denpex.analyze import layers
@@ -102,11 +101,6 @@ class Collector:
         self._counts_of_key: dict[tuple[str, int], set[tuple[str, int | None, Role]]] = {}
 
     # -- streaming -----------------------------------------------------------------------------
-    def feed_all(self, lines: Iterable[Line]) -> Collection:
-        for line in lines:
-            self.feed(line)
-        return self.finish()
-
     def feed(self, line: Line, match: bool = True, repeat_key: int | None = None) -> None:
         """match=False: context only, no finding from this line: the scanner found no candidate in it, or it
         repeats a line already analysed (scan.repeats). repeat_key: that line's key, so that its later copies,

@@ -5,7 +5,6 @@ Used for inputs over api.FAST_PATH_BYTES; tests prove it gives the line path's d
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 
 from denpex.analyze.collect import AFTER_LINES, Collector
@@ -78,7 +77,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
     Line numbers and order stay those of the full stream, so the diagnosis is the line path's.
     """
     keep_freed_buffers()
-    parallel.PROGRESS, parallel._PARENT = progress, os.getpid()
+    parallel.set_progress(progress)
     use_numpy_for(sum(source.size_hint() for source in sources))
     parallel._ENGINE = best_engine(collector.catalog, engine_name).fresh()
     after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
@@ -118,5 +117,5 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
         for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):
             collector.result.ranks.setdefault(rank, RankState(rank=rank))
         base += scan.lines_total
-    parallel.PROGRESS = None
+    parallel.set_progress(None)
     return base

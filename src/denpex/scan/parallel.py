@@ -24,14 +24,7 @@ from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
 from denpex.scan.repeats import RepeatFilter
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
-PROGRESS: Callable[[int], None] | None = None  # told the bytes scanned, in the parent process only
-_PARENT = os.getpid()
-
-
-def report(scanned: int) -> None:
-    """Progress from this process's scan; a forked worker stays silent (the parent speaks for the whole)."""
-    if PROGRESS is not None and os.getpid() == _PARENT:
-        PROGRESS(scanned)
+_PROGRESS: tuple[Callable[[int], None], int] | None = None  # (told the bytes scanned, the pid that may tell it)
 CHUNK_BYTES = 1 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
 _FORWARD_READ = 4 << 20  # past a range: room for the lines after a candidate near its end
@@ -48,6 +41,18 @@ class RangeResult:
     ranks: set[int]
     candidates: int
     skipped: dict[int, int]  # copies of analysed lines only counted, per key (scan.repeats)
+
+
+def set_progress(callback: Callable[[int], None] | None) -> None:
+    """Who hears of the bytes scanned from now on: this process only, not the workers it forks."""
+    global _PROGRESS
+    _PROGRESS = (callback, os.getpid()) if callback is not None else None
+
+
+def report(scanned: int) -> None:
+    """Progress from this process's scan; a forked worker stays silent (the parent speaks for the whole)."""
+    if _PROGRESS is not None and os.getpid() == _PROGRESS[1]:
+        _PROGRESS[0](scanned)
 
 
 def cores() -> int:
@@ -145,8 +150,7 @@ class FileScan:
 
 def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
     """One plain file over `workers` processes."""
-    global _ENGINE, _PARENT
-    _PARENT = os.getpid()
+    global _ENGINE
     size = os.path.getsize(path)
     ranges = split(path, size, workers)
     _ENGINE = engine

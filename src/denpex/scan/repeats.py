@@ -33,7 +33,8 @@ _DENSE = 512  # candidates in one chunk above which lines are split once rather 
 _ONE = (1).__add__
 
 
-def _PLUS_NEWLINE(total: int, length: int) -> int:  # noqa: N802 - an accumulate step, named for what it adds
+def _plus_newline(total: int, length: int) -> int:
+    """accumulate's step over line lengths: each line after the first adds its newline too."""
     return total + length + 1
 
 
@@ -154,7 +155,7 @@ class RepeatFilter:
         if fresh:
             buffer = b"\n".join(map(lines.__getitem__, fresh)) + b"\n"
             result = engine.scan(buffer)
-            buffer_ends = list(accumulate(map(len, map(lines.__getitem__, fresh)), _PLUS_NEWLINE))
+            buffer_ends = list(accumulate(map(len, map(lines.__getitem__, fresh)), _plus_newline))
             hit_lines = set(map(bisect.bisect_left, repeat(buffer_ends), result.candidates))
             if hit_lines:  # where each line starts in the chunk: [i] for line i
                 line_starts = list(accumulate(map(_ONE, map(len, lines)), initial=start))
