@@ -13,6 +13,7 @@ from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
 from denpex.ingest import Source, check_readable, resolve, text_source
 from denpex.ingest.lines import framed
+from denpex.ingest.reading import Reading
 from denpex.model import Diagnosis
 
 DEFAULT_CONTEXT = 100
@@ -58,10 +59,12 @@ def _feed_lines(sources: list[Source], collector: Collector) -> int:
     seq = 0
     for source in sources:
         lines = LineFeed(collector, source.name)
-        for raw, line in framed(source, start_seq=seq):
+        reading = Reading(source.name)
+        for raw, line in framed(source, start_seq=seq, reading=reading):
             seq = line.seq
             lines.feed(raw, line)
         lines.close()
+        collector.result.notes.extend(reading.notes())
     return seq
 
 
@@ -98,6 +101,7 @@ def diagnose_sources(
         _feed_lines(sources, collector)
         collection = collector.finish()
     diagnosis = decide(collection, collector.catalog, [s.name for s in sources])
+    diagnosis.notes.extend(collection.notes)
     if collection.repeated_lines:
         diagnosis.notes.append(
             f"{collection.repeated_lines:,} copies of lines already analysed (same text, digits aside) were "

@@ -76,6 +76,7 @@ class Collection:
     error_records: list[Candidate] = field(default_factory=list)  # unexplained C++ error records, last resort
     progress: StreamProgress = field(default_factory=StreamProgress)  # training steps per stream (file, rank)
     repeated_lines: int = 0  # copies of analysed candidate lines that were only counted (scan.repeats)
+    notes: list[str] = field(default_factory=list)  # what reading the input ran into (ingest.reading)
 
 
 class Collector:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
+from denpex.ingest.reading import Reading
 from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
 
@@ -14,6 +16,8 @@ from denpex.model import Line
 MAX_LINE_BYTES = 4 << 20
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# A progress bar's redraw: tqdm's `45%|####`, its rate or ETA, Rich's and Keras' bar glyphs.
+_PROGRESS_BAR = re.compile(r"\d%\||\d(?:it/s|s/it)\b|\[\d+:\d+<|[\u2588\u2501\u2589\u258f]|\bETA\b|\d+/\d+ \[")
 
 
 def _utf8(chunks: Iterable[bytes]) -> Iterator[bytes]:
@@ -81,16 +85,31 @@ def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield _bounded(pending)
 
 
+def shown_segment(text: str) -> str:
+    """What a terminal shows of a line that CR redraws: the last segment, unless that is a progress bar and an
+    earlier segment is a log line of its own (a message the bar's next redraw overwrote on screen only)."""
+    segments = [segment for segment in text.split("\r") if segment.strip()]
+    if not segments:
+        return ""
+    last = segments[-1]
+    if _PROGRESS_BAR.search(last):
+        for segment in reversed(segments[:-1]):
+            if not _PROGRESS_BAR.search(segment):
+                return segment
+    return last
+
+
 def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | None, year: int | None) -> Line:
     """One Line from its raw bytes: decode leniently, drop CR and ANSI colours, parse the headers.
 
     `year` is that of the last line with a full date (glog stamps have none); the new one is in Line.year.
     """
-    text = raw.decode("utf-8", "replace").rstrip("\r")
-    if "\x1b" in text:
+    text = raw.decode("utf-8", "replace")
+    if "\x1b" in text:  # colours first: `bar\r\x1b[0m` ends in a CR once its reset is gone
         text = headers.ANSI.sub("", text)
-    if "\r" in text:  # progress bars redraw with CR: keep what was shown last
-        text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
+    text = text.rstrip("\r")
+    if "\r" in text:
+        text = shown_segment(text)
     head = headers.parse(text, year)
     return Line(
         file=name,
@@ -110,11 +129,12 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
     )
 
 
-def framed(source: Source, start_seq: int = 0) -> Iterator[tuple[bytes, Line]]:
-    """(raw bytes, Line) of each line of one source, numbered from 1; invalid UTF-8 is replaced, never fatal."""
+def framed(source: Source, start_seq: int = 0, reading: Reading | None = None) -> Iterator[tuple[bytes, Line]]:
+    """(raw bytes, Line) of each line of one source, numbered from 1; invalid UTF-8 is replaced, never fatal.
+    `reading` collects what the answer must mention (a stream that broke off, NUL bytes)."""
     seq = start_seq
     year: int | None = None
-    for number, raw in enumerate(_raw_lines(_utf8(read_chunks(source))), start=1):
+    for number, raw in enumerate(_raw_lines(source_bytes(source, 1 << 20, reading)), start=1):
         seq += 1
         line = build_line(raw, source.name, number, seq, source.rank_hint, year)
         year = line.year
@@ -127,6 +147,8 @@ def frame(source: Source, start_seq: int = 0) -> Iterator[Line]:
         yield line
 
 
-def source_bytes(source: Source, chunk_size: int = 16 << 20) -> Iterator[bytes]:
-    """The source's bytes as UTF-8 chunks (UTF-16 transcoded), for the fast path's scanners."""
-    return _utf8(read_chunks(source, chunk_size))
+def source_bytes(source: Source, chunk_size: int = 16 << 20, reading: Reading | None = None) -> Iterator[bytes]:
+    """The source's bytes as UTF-8 chunks (UTF-16 transcoded), for the fast path's scanners; `reading`, if
+    given, counts NUL bytes and notes where a compressed stream broke off."""
+    chunks = _utf8(read_chunks(source, chunk_size, reading))
+    return reading.watch(chunks) if reading is not None else chunks

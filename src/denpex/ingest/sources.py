@@ -15,13 +15,16 @@ import os
 import re
 import stat
 import sys
+import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from denpex.errors import DenpexInputError
+from denpex.ingest.headers import ANSI
+from denpex.ingest.reading import Reading
 
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".bz2": "bzip2", ".xz": "xz"}
 _MAGIC = (
@@ -39,7 +42,12 @@ _RANK_IN_NAME = re.compile(r"(?:^|[_.\-])rank[_\-]?(\d+)(?=[_.\-]|$)", re.IGNORE
 _RANK_FOLDER = re.compile(r"rank[_\-]?(\d+)", re.IGNORECASE)
 _ATTEMPT_FOLDER = re.compile(r"attempt_\d+")
 _SNIFF_BYTES = 8192
-_ZSTD_READ = 1 << 16  # compressed bytes fed at a time: logs compress 10-100x, so output stays bounded
+# A pipe (stdin, a FIFO, `<(zcat ...)`) is held in memory up to this size, so the fast path can scan it;
+# beyond it, it is read as it comes.
+PIPE_MEMORY_BYTES = 64 << 20
+WRITER_WAIT_NOTICE_S = 1.0
+_ANSI_BYTES = re.compile(ANSI.pattern.encode())
+_COMPRESSED_READ = 1 << 16  # compressed bytes fed at a time: logs compress 10-100x, so output stays bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +59,7 @@ class Source:
     data: bytes | None = None
     compression: str | None = None
     rank_hint: int | None = None
+    stream: Stream | None = None  # a pipe longer than PIPE_MEMORY_BYTES: read once, as it comes
 
     def size_hint(self) -> int:
         """Bytes to read, roughly: compressed files count at an assumed 32x ratio (0 when unknown).
@@ -58,114 +67,135 @@ class Source:
         Logs compress 10-200x (a 145 KB .xz held 32 MB): a low guess would send a big log down the line path."""
         if self.data is not None:
             return len(self.data)
+        if self.stream is not None:
+            return 0  # unknown and maybe endless: the line path streams it
         try:
             size = os.stat(self.path).st_size if self.path else 0
         except OSError:
             return 0
         return size * 32 if self.compression else size
 
-    def open(self) -> BinaryIO:
-        """The decompressed bytes as a binary stream (zstd: see `chunks`, which also checks truncation)."""
-        raw: BinaryIO
+    def raw(self) -> BinaryIO:
+        """The stored bytes (compressed or not) as a binary stream; the caller closes it."""
         if self.data is not None:
-            raw = io.BytesIO(self.data)
-        else:
-            assert self.path is not None
-            try:
-                raw = open(self.path, "rb")  # noqa: SIM115 - closed by the caller or by the wrapper below
-            except OSError as exc:
-                raise DenpexInputError(f"cannot read {self.name}: {_os_reason(exc)}") from None
-        if self.compression == "gzip":
-            return _Owning(gzip.GzipFile(fileobj=raw, mode="rb"), raw)  # type: ignore[return-value]
-        if self.compression == "bzip2":
-            return bz2.BZ2File(raw, "rb")  # type: ignore[return-value]
-        if self.compression == "xz":
-            return lzma.LZMAFile(raw, "rb")  # type: ignore[return-value]
-        if self.compression == "zstd":
-            import zstandard
-
-            return zstandard.ZstdDecompressor().stream_reader(  # type: ignore[return-value]
-                raw, read_across_frames=True, closefd=True
-            )
-        return raw
-
-    def chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
-        """Decompressed bytes in chunks; a truncated or corrupt stream raises DenpexInputError."""
+            return io.BytesIO(self.data)
+        if self.stream is not None:
+            return self.stream.take()
+        assert self.path is not None
         try:
-            if self.compression == "zstd":
-                yield from _zstd_chunks(self)
-                return
-            with self.open() as handle:
-                while True:
-                    chunk = handle.read(size)
-                    if not chunk:
-                        return
+            return open(self.path, "rb")  # noqa: SIM115 - closed by the caller
+        except OSError as exc:
+            raise DenpexInputError(f"cannot read {self.name}: {_os_reason(exc)}") from None
+
+    def chunks(self, size: int = 1 << 20, reading: Reading | None = None) -> Iterator[bytes]:
+        """Decompressed bytes in chunks. A truncated or corrupt stream raises DenpexInputError, unless
+        `reading` is given and some text came out first: then the text read so far is the input, and
+        `reading` says where it stopped (a cut-off .gz still holds the failure it recorded)."""
+        delivered = 0
+        try:
+            with self.raw() as handle:
+                blocks = _decompressed(handle, self.compression) if self.compression else _blocks(handle, size)
+                for chunk in blocks:
+                    delivered += len(chunk)
                     yield chunk
         except DenpexInputError:
             raise
-        except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
-            raise DenpexInputError(f"cannot read {self.name}: {_reason(exc, self.compression)}") from None
         except Exception as exc:
-            if _is_zstd_error(exc):
-                raise DenpexInputError(f"cannot read {self.name}: {_reason(exc, self.compression)}") from None
-            raise
+            if not isinstance(exc, (OSError, EOFError, lzma.LZMAError, zlib.error)) and not _is_zstd_error(exc):
+                raise
+            reason = _reason(exc, self.compression)
+            if reading is None or delivered == 0:
+                raise DenpexInputError(f"cannot read {self.name}: {reason}") from None
+            reading.stop(reason, delivered)
 
 
-class _Owning(io.BufferedIOBase):
-    """A GzipFile over a file object that it must close too (GzipFile(fileobj=) leaves it open)."""
+def _blocks(handle: BinaryIO, size: int) -> Iterator[bytes]:
+    while True:
+        chunk = handle.read(size)
+        if not chunk:
+            return
+        yield chunk
 
-    def __init__(self, inner: gzip.GzipFile, raw: BinaryIO) -> None:
-        self._inner = inner
-        self._raw = raw
+
+def _decompressor(kind: str) -> Any:
+    if kind == "gzip":
+        return zlib.decompressobj(wbits=31)
+    if kind == "bzip2":
+        return bz2.BZ2Decompressor()
+    if kind == "xz":
+        return lzma.LZMADecompressor()
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+def _decompressed(handle: BinaryIO, kind: str) -> Iterator[bytes]:
+    """Decompress incrementally, member after member (`cat a.gz b.gz`), yielding what each block gives: a
+    stream cut off or corrupt midway has given its text before the error (EOFError when it just ends)."""
+    obj = _decompressor(kind)
+    fed = False  # compressed bytes given to the current member
+    while True:
+        data = handle.read(_COMPRESSED_READ)
+        if not data:
+            break
+        while data:
+            out = obj.decompress(data)
+            fed = True
+            if out:
+                yield out
+            if obj.eof:
+                data = obj.unused_data
+                if not data.strip(b"\x00"):  # padding after the last member
+                    data = b""
+                obj = _decompressor(kind)
+                fed = False
+            else:
+                data = b""
+    if fed:
+        raise EOFError(f"compressed file ended in the middle of a {kind} stream")
+
+
+class Stream:
+    """A pipe, FIFO or stdin too long to hold: its first bytes (already read, to sniff and check them) and
+    the open handle to read the rest from. It can be read once, as pipes can."""
+
+    def __init__(self, head: bytes, handle: BinaryIO) -> None:
+        self.head = head
+        self._handle: BinaryIO | None = handle
+
+    def take(self) -> BinaryIO:
+        """The whole stream, head first; a second reader would see nothing, so it is refused."""
+        if self._handle is None:
+            raise DenpexInputError("a pipe can be read only once")
+        handle, self._handle = self._handle, None
+        return _HeadThen(self.head, handle)  # type: ignore[return-value]
+
+
+class _HeadThen(io.RawIOBase):
+    """Bytes already read, then the rest of the handle."""
+
+    def __init__(self, head: bytes, handle: BinaryIO) -> None:
+        self._head = memoryview(head)
+        self._handle = handle
 
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int | None = -1) -> bytes:
-        return self._inner.read(size)
-
-    def read1(self, size: int = -1) -> bytes:
-        return self._inner.read1(size)
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:] if n < len(self._head) else memoryview(b"")  # let the head go
+            return n
+        data = self._handle.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
 
     def close(self) -> None:
         try:
-            self._inner.close()
+            self._handle.close()
         finally:
-            self._raw.close()
             super().close()
-
-
-def _zstd_chunks(source: Source) -> Iterator[bytes]:
-    """zstd frames one after another; zstandard's stream reader would end quietly on a truncated frame."""
-    import zstandard
-
-    raw = io.BytesIO(source.data) if source.data is not None else None
-    if raw is None:
-        assert source.path is not None
-        try:
-            raw = open(source.path, "rb")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            raise DenpexInputError(f"cannot read {source.name}: {_os_reason(exc)}") from None
-    with raw:
-        obj = zstandard.ZstdDecompressor().decompressobj()
-        fed = False  # compressed bytes given to the current frame
-        while True:
-            data = raw.read(_ZSTD_READ)
-            if not data:
-                break
-            while data:
-                out = obj.decompress(data)
-                fed = True
-                if out:
-                    yield out
-                if obj.eof:
-                    data = obj.unused_data
-                    obj = zstandard.ZstdDecompressor().decompressobj()
-                    fed = False
-                else:
-                    data = b""
-        if fed:
-            raise EOFError("compressed file ended before the end of its last zstd frame")
 
 
 def _is_zstd_error(exc: BaseException) -> bool:
@@ -235,18 +265,8 @@ def _file_source(path: Path, display: str, info: os.stat_result | None = None) -
     info = info or _stat(path, display)
     rank = rank_from_path(display)
     if not stat.S_ISREG(info.st_mode):
-        # a pipe or device (`<(zcat log.gz)`, /dev/stdin) can be read only once: read it now
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read(_SNIFF_BYTES)
-                compression = sniff_compression(data[:16])
-                if compression is None and b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-                    # /dev/zero, /dev/urandom: say so now rather than read without end
-                    raise NotTextError(f"not a text log (binary data): {display}")
-                data += handle.read()
-        except OSError as exc:
-            raise DenpexInputError(f"cannot read {display}: {_os_reason(exc)}") from None
-        return Source(name=display, data=data, compression=compression, rank_hint=rank)
+        # a pipe or device (`<(zcat log.gz)`, a FIFO, /dev/stdin) can be read only once
+        return _pipe_source(path, display, rank, fifo=stat.S_ISFIFO(info.st_mode))
     try:
         with open(path, "rb") as handle:
             head = handle.read(16)
@@ -261,18 +281,78 @@ def _file_source(path: Path, display: str, info: os.stat_result | None = None) -
     return Source(name=display, path=path, compression=compression, rank_hint=rank)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # never to a terminal, not even in a file name
+
+
+def _hex(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def _open_waiting(path: Path, display: str) -> BinaryIO:
+    """Open a FIFO, saying on stderr when no writer has come after a second (open blocks until one does)."""
+    def notice() -> None:
+        sys.stderr.write(f"denpex: waiting for a writer on {_CONTROL.sub(_hex, display)} (a named pipe)\n")
+        sys.stderr.flush()
+
+    timer = threading.Timer(WRITER_WAIT_NOTICE_S, notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        return open(path, "rb")  # noqa: SIM115 - handed to the Source, which closes it
+    finally:
+        timer.cancel()
+
+
+def _pipe_source(path: Path, display: str, rank: int | None, fifo: bool) -> Source:
+    try:
+        handle = _open_waiting(path, display) if fifo else open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise DenpexInputError(f"cannot read {display}: {_os_reason(exc)}") from None
+    try:
+        head = handle.read(_SNIFF_BYTES)
+        compression = sniff_compression(head[:16])
+        if compression is None and b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            handle.close()  # /dev/zero, /dev/urandom: say so now rather than read without end
+            raise NotTextError(f"not a text log (binary data): {display}")
+        return _buffered(display, head, handle, compression, rank)
+    except OSError as exc:
+        handle.close()
+        raise DenpexInputError(f"cannot read {display}: {_os_reason(exc)}") from None
+
+
+def _buffered(display: str, head: bytes, handle: BinaryIO, compression: str | None, rank: int | None) -> Source:
+    """Hold a pipe in memory up to PIPE_MEMORY_BYTES (the fast path can then scan it); a longer or endless
+    one becomes a Stream that the line path reads as it comes, in bounded memory."""
+    held = bytearray(head)
+    while len(held) < PIPE_MEMORY_BYTES:
+        block = handle.read(min(1 << 20, PIPE_MEMORY_BYTES - len(held)))
+        if not block:
+            handle.close()
+            return Source(name=display, data=bytes(held), compression=compression, rank_hint=rank)
+        held += block
+    return Source(name=display, compression=compression, rank_hint=rank, stream=Stream(bytes(held), handle))
+
+
 def _dir_sources(root: Path, display: str, left_out: list[str] | None = None) -> list[Source]:
     found: list[Source] = []
     skipped = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        linked = [d for d in dirnames if not d.startswith(".") and os.path.islink(os.path.join(dirpath, d))]
+        if linked and left_out is not None:  # not followed: a link can loop or lead out of the job's folder
+            for folder in sorted(linked):
+                shown = os.path.join(display, os.path.relpath(os.path.join(dirpath, folder), root))
+                left_out.append(f"not followed: symbolic link to a folder {shown}")
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in linked)
         for filename in sorted(filenames):
             path = Path(dirpath) / filename
             if filename.startswith(".") or filename == "label.json" or not _looks_like_log(path):
                 continue
             try:
                 info = path.stat()
-            except OSError:
+            except OSError as exc:  # a dangling link or a link loop
+                if left_out is not None:
+                    left_out.append(f"left out {os.path.join(display, os.path.relpath(path, root))}: "
+                                    f"{_os_reason(exc)}")
                 continue
             if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
                 continue
@@ -302,7 +382,7 @@ def _can_leave_out(exc: DenpexInputError) -> bool:
     return isinstance(exc, NotTextError) or "permission denied" in str(exc).lower()
 
 
-def _read_stdin(stdin: BinaryIO | None) -> bytes:
+def _stdin_source(stdin: BinaryIO | None) -> Source:
     if stdin is None:
         if sys.stdin is None:
             raise DenpexInputError("'-' reads standard input, but there is none")
@@ -311,7 +391,8 @@ def _read_stdin(stdin: BinaryIO | None) -> bytes:
             sys.stderr.flush()
         stdin = sys.stdin.buffer
     try:
-        return stdin.read()
+        head = stdin.read(_SNIFF_BYTES) if not isinstance(stdin, io.BytesIO) else stdin.read()
+        return _buffered("<stdin>", head, stdin, sniff_compression(head[:16]), None)
     except OSError as exc:
         raise DenpexInputError(f"cannot read standard input: {_os_reason(exc)}") from None
 
@@ -334,8 +415,7 @@ def resolve(inputs: list[str], stdin: BinaryIO | None = None, left_out: list[str
             if stdin_read:
                 continue
             stdin_read = True
-            data = _read_stdin(stdin)
-            sources.append(Source(name="<stdin>", data=data, compression=sniff_compression(data[:16])))
+            sources.append(_stdin_source(stdin))
             continue
         if not item:
             raise DenpexInputError("an empty path was given")
@@ -379,17 +459,28 @@ class NotTextError(DenpexInputError):
 
 def check_readable(source: Source) -> None:
     """Reject empty, binary and corrupt inputs up front, with one clear line."""
+    if source.stream is not None:  # its head was read when it was opened; the rest can be read only once
+        if source.compression is None:
+            _check_head(source, source.stream.head[:_SNIFF_BYTES], complete=False)
+        return
     head = b""
-    for chunk in source.chunks(_SNIFF_BYTES):
+    for chunk in source.chunks(_SNIFF_BYTES, Reading(source.name)):  # text before a break-off still counts
         head += chunk
         if len(head) >= _SNIFF_BYTES:
             break
+    _check_head(source, head, complete=len(head) < _SNIFF_BYTES)
+
+
+def _check_head(source: Source, head: bytes, complete: bool) -> None:
+    """`complete`: the head is the whole input (so colour codes alone make it empty)."""
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a BOM: framing transcodes it
         if not head[2:].strip(b"\x00 \t\r\n"):
             raise NotTextError(f"empty input: {source.name}")
         return
     if not head.strip():
         raise NotTextError(f"empty input: {source.name}")
+    if b"\x1b" in head and complete and not _ANSI_BYTES.sub(b"", head).strip():
+        raise NotTextError(f"empty input (only terminal control codes): {source.name}")
     if b"\x00" in head:
         raise NotTextError(f"not a text log (binary data): {source.name}")
 
@@ -409,6 +500,7 @@ def _reason(exc: BaseException, compression: str | None = None) -> str:
     return text.splitlines()[0]
 
 
-def read_chunks(source: Source, size: int = 1 << 20) -> Iterator[bytes]:
-    """Stream raw (decompressed) bytes; decompression errors become DenpexInputError."""
-    return source.chunks(size)
+def read_chunks(source: Source, size: int = 1 << 20, reading: Reading | None = None) -> Iterator[bytes]:
+    """Stream raw (decompressed) bytes; decompression errors become DenpexInputError, or a note in
+    `reading` once some text was read (Source.chunks)."""
+    return source.chunks(size, reading)

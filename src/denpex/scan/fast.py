@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from denpex.analyze.collect import AFTER_LINES, Collector
 from denpex.ingest import Source
 from denpex.ingest.lines import build_line, source_bytes
+from denpex.ingest.reading import Reading
 from denpex.model import RankState
 from denpex.scan import parallel
 from denpex.scan.allocator import keep_freed_buffers
@@ -29,11 +30,13 @@ def _scan_source(job: tuple[Source, int, int]) -> FileScan:
     repeats = RepeatFilter()
     finder = RegionFinder(parallel._ENGINE, before=before, after=after, repeats=repeats)
     found = []
-    for chunk in source_bytes(source, parallel.CHUNK_BYTES):
+    reading = Reading(source.name)
+    for chunk in source_bytes(source, parallel.CHUNK_BYTES, reading):
         found.extend(finder.feed(chunk))
         parallel.report(len(chunk))
     found.extend(finder.finish())
-    return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates, repeats.skipped)
+    return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates, repeats.skipped,
+                    reading)
 
 
 def _splittable(source: Source) -> bool:
@@ -112,6 +115,9 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
                 year = line.year
                 key = admitted.get(i)
                 collector.feed(line, key is not None, key)
+        if scan.reading is not None:
+            scan.reading.name = source.name
+            collector.result.notes.extend(scan.reading.notes())
         collector.add_repeats(source.name, scan.skipped)
         collector.add_repeats(source.name, across_shares.skipped)
         for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):

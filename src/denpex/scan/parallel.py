@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, TypeVar
 
+from denpex.ingest.reading import Reading
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
@@ -41,6 +42,8 @@ class RangeResult:
     ranks: set[int]
     candidates: int
     skipped: dict[int, int]  # copies of analysed lines only counted, per key (scan.repeats)
+    nul_bytes: int = 0  # NUL bytes in [own_start, own_end)
+    first_nul: int | None = None
 
 
 def set_progress(callback: Callable[[int], None] | None) -> None:
@@ -90,6 +93,8 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
     finder = RegionFinder(_ENGINE, before, after, accept=(own_start - read_start, own_end - read_start),
                           repeats=repeats)
     found: list[Region] = []
+    nul_bytes = 0
+    first_nul: int | None = None
     # newlines before own_start and before own_end, from the finder's running count: only the two chunks
     # that hold those offsets are counted a second time, in part
     before_own = 0 if own_start == read_start else None
@@ -102,6 +107,11 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
                 before_own = finder.lines_read + count_newlines(chunk, 0, own_start - pos)
             if before_end is None and own_end <= pos + len(chunk):
                 before_end = finder.lines_read + count_newlines(chunk, 0, own_end - pos)
+            own = (max(0, own_start - pos), max(0, min(len(chunk), own_end - pos)))
+            nul = chunk.count(0, *own) if own[1] > own[0] else 0
+            if nul:
+                first_nul = first_nul if first_nul is not None else pos + chunk.index(0, *own)
+                nul_bytes += nul
             pos += len(chunk)
             found.extend(finder.feed(chunk))
             if own_start <= pos <= own_end + len(chunk):  # this share's bytes, for every share alike
@@ -109,7 +119,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
         found.extend(finder.finish(at_end=own_end == size))
     assert before_own is not None and before_end is not None, "a range lies inside what it reads"
     return RangeResult(own_start, own_end, before_own, before_end - before_own, read_start, found,
-                       finder.stats.ranks, finder.stats.candidates, repeats.skipped)
+                       finder.stats.ranks, finder.stats.candidates, repeats.skipped, nul_bytes, first_nul)
 
 
 def _reads(handle: BinaryIO, length: int) -> Iterator[bytes]:
@@ -146,6 +156,7 @@ class FileScan:
     ranks: set[int]
     candidates: int
     skipped: dict[int, int]  # copies of analysed lines only counted, per key (scan.repeats)
+    reading: Reading | None = None  # what reading ran into (ingest.reading)
 
 
 def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
@@ -161,7 +172,9 @@ def scan_file(path: str, engine: CandidateEngine, before: int, after: int, worke
     ranks: set[int] = set()
     candidates = 0
     skipped: dict[int, int] = {}
+    reading = Reading(path)
     for res in results:
+        reading.merge(Reading(path, nul_bytes=res.nul_bytes, first_nul=res.first_nul))
         for key, copies in res.skipped.items():
             skipped[key] = skipped.get(key, 0) + copies
         base = lines_before_own - res.newlines_before_own  # newlines before read_start
@@ -178,7 +191,7 @@ def scan_file(path: str, engine: CandidateEngine, before: int, after: int, worke
             unterminated = handle.read(1) != b"\n"
         else:
             unterminated = False
-    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates, skipped)
+    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates, skipped, reading)
 
 
 class WorkerFailed(RuntimeError):
