@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +40,7 @@ from denpex.model import Diagnosis, Line, Role
 
 MAX_LINE_BYTES = 4 << 20
 EOF_GRACE_S = 5.0  # after the command exits, how long its background children may keep the pipes open
+SIGNAL_POLL_S = 0.2  # how soon a signal sent to denpex reaches the command
 _FLAGGED_ROLES = (Role.CAUSE, Role.SYMPTOM, Role.WARNING)
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -201,27 +202,51 @@ def _binary_out(stream: object) -> Callable[[bytes], None]:
     return write
 
 
-@contextlib.contextmanager
-def _forward_signals(proc: subprocess.Popen[bytes]) -> Iterator[None]:
-    """SIGTERM/SIGHUP to denpex go to the command; Ctrl-C reaches it through the terminal, denpex waits for it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    saved: dict[int, object] = {}
+# Signals that mean "stop" to a job: each is passed on to the command, whose partial log is kept.
+_FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                   if hasattr(signal, name))
+_SI_KERNEL = 0x80  # si_code of a signal the kernel sent: Ctrl-C, Ctrl-\\ or a hangup from the terminal
 
-    def forward(signum: int, _frame: object) -> None:
-        with contextlib.suppress(ProcessLookupError, OSError):
-            proc.send_signal(signum)
 
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            saved[sig] = signal.signal(sig, forward)
-    saved[signal.SIGINT] = signal.signal(signal.SIGINT, lambda *_: None)
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+class _SignalRelay:
+    """Pass SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to denpex on to the command, exactly once.
+
+    Why siginfo: Ctrl-C on a terminal reaches every process of the foreground group, the command included,
+    so forwarding it too would deliver it twice (a second Ctrl-C makes torchrun and Python skip cleanup);
+    `kill -INT <denpex pid>` reaches denpex alone. The signals are blocked and collected with
+    sigtimedwait, whose si_code tells the two apart. Blocking starts after the command is spawned, so the
+    command does not inherit the mask."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.active = threading.current_thread() is threading.main_thread() and hasattr(signal, "sigtimedwait")
+
+    def __enter__(self) -> _SignalRelay:
+        if self.active:
+            signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED)
+        return self
+
+    def poll(self) -> None:
+        """Forward what arrived since the last call."""
+        while self.active:
+            info = signal.sigtimedwait(_FORWARDED, 0)
+            if info is None:
+                return
+            if info.si_code == _SI_KERNEL and self._shares_our_group():
+                continue  # the terminal already sent it to the command
+            with contextlib.suppress(ProcessLookupError, OSError):
+                self.proc.send_signal(info.si_signo)
+
+    def _shares_our_group(self) -> bool:
+        try:
+            return os.getpgid(self.proc.pid) == os.getpgrp()
+        except OSError:
+            return True
+
+    def __exit__(self, *_: object) -> None:
+        if self.active:
+            self.poll()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _FORWARDED)
 
 
 def run(
@@ -275,11 +300,12 @@ def run(
         sel = selectors.DefaultSelector()
         for pipe in (proc.stdout, proc.stderr):
             sel.register(pipe, selectors.EVENT_READ)  # type: ignore[arg-type]
-        with _forward_signals(proc):
+        with _SignalRelay(proc) as relay:
             open_pipes = 2
             exited_at: float | None = None
             while open_pipes:
-                events = sel.select(timeout=1.0)
+                events = sel.select(timeout=SIGNAL_POLL_S)
+                relay.poll()
                 now = time.monotonic()
                 if deadline is not None and now >= deadline and not result.timed_out:
                     result.timed_out = True
