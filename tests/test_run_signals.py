@@ -7,6 +7,7 @@ real: a subprocess for the first, a pseudo-terminal for the second.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import signal
@@ -78,10 +79,8 @@ def test_ctrl_c_on_a_terminal_reaches_the_command_once(tmp_path):
         deadline = time.monotonic() + 120
         status = None
         while time.monotonic() < deadline:
-            try:
+            with contextlib.suppress(OSError):
                 os.read(master, 65536)  # keep the terminal drained
-            except OSError:
-                pass
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 break
