@@ -57,6 +57,9 @@ def cli() -> None:
 @click.option("--print-schema", is_flag=True, help="Print the JSON Schema of --format json and exit.")
 @click.option("--example", "example", is_flag=False, flag_value="torchrun-4-ranks-keyerror", default=None,
               help="Diagnose a real log bundled with Denpex (torchrun-4-ranks-keyerror, inductor-lowering-error).")
+@click.option("--redact", is_flag=True,
+              help="Mask host names, IP addresses, user names in paths, e-mail addresses and tokens in the "
+                   "report, to share it; the diagnosis itself is unchanged.")
 @click.option("--doctor", "with_doctor", is_flag=True,
               help="Also probe this machine (`denpex doctor`) and say when it confirms the root cause.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
@@ -67,7 +70,8 @@ def cli() -> None:
 @one_line_errors
 def diagnose(
     inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool,
-    example: str | None, with_doctor: bool = False, workers: int | None = None, engine: str = "auto",
+    example: str | None, redact: bool = False, with_doctor: bool = False, workers: int | None = None,
+    engine: str = "auto",
 ) -> None:
     """Diagnose log files, directories of per-rank logs, .gz/.zst/.bz2/.xz logs, or '-' (stdin)."""
     from denpex.report.json_schema import build, json_schema
@@ -104,6 +108,10 @@ def diagnose(
 
         fold(result, probe())
     report = build(result, catalog, command_hint)
+    if redact:
+        from denpex.report.redact import redacted
+
+        report = redacted(report)
     if fmt == "json":
         click.echo(report.to_json())
     elif fmt == "markdown":

@@ -68,10 +68,13 @@ def _flag_printer(console: Any) -> Callable[[Any], None]:
 @click.option("--quiet", "-q", is_flag=True, help="No final report: only live flags and the summary line.")
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None,
               help="Also write the final diagnosis as JSON (the schema of `denpex diagnose --format json`).")
+@click.option("--redact", is_flag=True,
+              help="Mask host names, IP addresses, user names, e-mail addresses and tokens in the final report "
+                   "and --report-json (the log itself is kept as the command wrote it).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @one_line_errors
 def run_cmd(command: tuple[str, ...], log: str | None, backend: str | None, timeout: float | None, quiet: bool,
-            report_json: str | None) -> None:
+            report_json: str | None, redact: bool = False) -> None:
     """Run COMMAND unchanged, stream its output and a log, flag failures live, diagnose it at the end.
 
     denpex run -- python train.py --epochs 3
@@ -110,6 +113,10 @@ def run_cmd(command: tuple[str, ...], log: str | None, backend: str | None, time
     from denpex.report.json_schema import build
 
     report = build(result.diagnosis, catalog, shlex.join(argv))  # type: ignore[arg-type]
+    if redact:
+        from denpex.report.redact import redacted
+
+        report = redacted(report)
     if report_json:
         Path(report_json).write_text(report.to_json(), encoding="utf-8")
     if not quiet and report.verdict != "clean":
