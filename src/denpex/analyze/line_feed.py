@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from denpex.analyze.collect import Collector
 from denpex.model import Line
+from denpex.ingest.lines import shown_bytes
 from denpex.scan.engines import best_engine
 from denpex.scan.repeats import RepeatFilter, repeat_key
 
@@ -30,7 +31,7 @@ class LineFeed:
             self.collector.feed(line, False)
         elif key in repeats.plain:  # a copy of a line that held no candidate
             self.collector.feed(line, False)
-        elif self._engine.scan(raw).candidates:
+        elif self._engine.scan(shown_bytes(raw)).candidates:
             repeats.admit(key)
             self.collector.feed(line, True, key)
         else:

@@ -85,6 +85,25 @@ def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield _bounded(pending)
 
 
+def shown_text(text: str) -> str:
+    """A line as a terminal shows it: colour and cursor codes gone, CR redraws resolved (shown_segment)."""
+    if "\x1b" in text:  # colours first: `bar\r\x1b[0m` ends in a CR once its reset is gone
+        text = headers.ANSI.sub("", text).replace("\x1b", "")  # and a stray ESC of no known sequence
+    text = text.rstrip("\r")
+    if "\r" in text:
+        text = shown_segment(text)
+    return text
+
+
+def shown_bytes(raw: bytes) -> bytes:
+    """shown_text of raw bytes, as bytes: what decides a line's candidacy and repeat key on every path, so a
+    log with colour codes or CRLF ends is judged as its plain text is. Bytes without ESC or CR pass as they
+    are (invalid UTF-8 is then kept, as the scanners see it)."""
+    if b"\x1b" not in raw and b"\r" not in raw:
+        return raw
+    return shown_text(raw.decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
+
+
 def shown_segment(text: str) -> str:
     """What a terminal shows of a line that CR redraws: the last segment, unless that is a progress bar and an
     earlier segment is a log line of its own (a message the bar's next redraw overwrote on screen only)."""
@@ -104,12 +123,7 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
 
     `year` is that of the last line with a full date (glog stamps have none); the new one is in Line.year.
     """
-    text = raw.decode("utf-8", "replace")
-    if "\x1b" in text:  # colours first: `bar\r\x1b[0m` ends in a CR once its reset is gone
-        text = headers.ANSI.sub("", text)
-    text = text.rstrip("\r")
-    if "\r" in text:
-        text = shown_segment(text)
+    text = shown_text(raw.decode("utf-8", "replace"))
     head = headers.parse(text, year)
     return Line(
         file=name,

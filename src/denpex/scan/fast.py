@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 from denpex.analyze.collect import AFTER_LINES, Collector
 from denpex.ingest import Source
-from denpex.ingest.lines import build_line, source_bytes
+from denpex.ingest.lines import build_line, shown_bytes, source_bytes
 from denpex.ingest.reading import Reading
 from denpex.model import RankState
 from denpex.scan import parallel
@@ -50,7 +50,8 @@ def _splittable(source: Source) -> bool:
 def _admitted_lines(region: Region, raws: list[bytes], across_shares: RepeatFilter) -> dict[int, int] | None:
     """Which lines of a region to match (index -> repeat key); None when it holds candidates but all of them
     copy lines analysed in an earlier share of the file (a worker knows only its own share): the parent
-    counts them, as one process would have done, and skips the region."""
+    counts them, as one process would have done, and skips the region. A hit line with colour codes or
+    carriage returns is a candidate only if its shown text is (ingest.lines.shown_bytes), as on the line path."""
     admitted: dict[int, int] = {}
     hits = iter(region.hits)  # sorted end offsets: only lines holding one can hit the catalog
     hit = next(hits, None)
@@ -64,6 +65,9 @@ def _admitted_lines(region: Region, raws: list[bytes], across_shares: RepeatFilt
         while hit is not None and hit <= line_end:
             candidate = candidate or hit > line_start
             hit = next(hits, None)
+        if candidate and (b"\x1b" in raw or b"\r" in raw):
+            assert parallel._ENGINE is not None
+            candidate = bool(parallel._ENGINE.scan(shown_bytes(raw)).candidates)
         if candidate:
             candidates += 1
             key = repeat_key(raw)

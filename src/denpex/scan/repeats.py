@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import getitem, methodcaller, not_
 
+from denpex.ingest.lines import shown_bytes
 from denpex.scan.engines import TRACEBACK, CandidateEngine, ScanResult
 
 MAX_KEYS = 1 << 16  # distinct keys tracked per input; past this, new keys are always analysed (memory bound)
@@ -31,6 +32,8 @@ _MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")  # length kept: `exit
 _RANK_WORDS = (b"ank", b"ANK", b"rocess")  # rank, Rank, local_rank, RANK, process, Process
 _DENSE = 512  # candidates in one chunk above which lines are split once rather than searched one by one
 _ONE = (1).__add__
+_HAS_ESC = methodcaller("__contains__", b"\x1b")
+_HAS_CR = methodcaller("__contains__", b"\r")
 
 
 def _plus_newline(total: int, length: int) -> int:
@@ -49,7 +52,9 @@ class DenseScan:
 
 
 def repeat_key(raw: bytes) -> int:
-    """The line's identity for counting repeats: digits masked except in its rank prefix."""
+    """The line's identity for counting repeats: digits masked except in its rank prefix; judged on the text
+    as shown (colour codes and CR redraws resolved), so a coloured copy is a copy."""
+    raw = shown_bytes(raw)
     head = raw.find(b"]", 0, PREFIX_REACH) + 1
     if _names_a_rank(raw, head):
         return hash(raw)
@@ -66,6 +71,8 @@ def _repeat_keys(lines: list[bytes]) -> list[int]:
     Masking changes digits only, so where the rank prefix ends, and whether the message names a rank, are
     properties of the masked text: they are worked out once per distinct masked line.
     """
+    if any(map(_HAS_ESC, lines)) or any(map(_HAS_CR, lines)):
+        lines = list(map(shown_bytes, lines))
     masked = list(map(methodcaller("translate", _MASK_DIGITS), lines))
     heads: dict[bytes, int] = {}
     naming: set[bytes] = set()
