@@ -302,3 +302,47 @@ def test_torchrun_failure_summary_names_the_rank_of_its_exit_code():
     at = next(i for i, line in enumerate(lines) if "exitcode  : -9" in line)
     root = diagnose(text="\n".join(lines[at - 8 : at + 3]) + "\n").root_cause
     assert root.entry_id == "host-oom-killed" and root.rank == 1 and root.rank_evidence == "named_in_message"
+
+
+# -- round 3 (tuned on tests/blind/dev3 and the fuzzer; tests/blind/test3 stayed blind) ------------------------
+
+DEV3 = TESTS / "blind" / "dev3"
+
+
+def _root(path):
+    result = diagnose(path, engine="lines")
+    root = result.root_cause
+    return result.verdict, root and (root.entry_id, root.category, root.role, root.fatal)
+
+
+def test_an_exception_followed_by_dynamos_epilogue_is_the_compilers():
+    # AttributeError on one of Dynamo's VariableTrackers, frames in torch.nn, then `from user code:` and the
+    # suppress_errors hint Dynamo appends to what it raises: a compiler error, not the user's
+    verdict, root = _root(DEV3 / "gh-bliss-934" / "log.txt")
+    assert root[:2] == ("uncaught-compiler-exception", "compile.backend_internal_error")
+
+
+def test_a_paste_that_lost_the_rank_prefix_of_its_frames_keeps_them():
+    # `File ".../triton/compiler/code_generator.py"` without a prefix, then `[rank0]: AttributeError`
+    verdict, root = _root(DEV3 / "gh-axolotl-1973" / "log.txt")
+    assert root[1] == "compile.triton_error"
+
+
+def test_a_warning_record_that_is_an_exception_is_a_warning_of_the_layer_that_logged_it():
+    # torch._dynamo.convert_frame: [WARNING] RuntimeError: ... (suppress_errors fell back to eager)
+    verdict, root = _root(DEV3 / "gh-pytorch2-ttnn-369" / "log.txt")
+    assert verdict is Verdict.WARNING
+    assert root == ("uncaught-compiler-exception", "compile.backend_internal_error", Role.WARNING, False)
+    assert layers.classify("RuntimeError", "x", [], False, origin="torch._dynamo.convert_frame").layer \
+        is layers.Layer.COMPILER
+    assert layers.classify("RuntimeError", "x", [], False, origin="train").layer is layers.Layer.USER
+
+
+def test_the_2_1_wording_of_a_backends_fake_tensor_graph_break():
+    verdict, root = _root(DEV3 / "gh-pytorch-107179" / "log.txt")
+    assert verdict is Verdict.WARNING and root[0] == "custom-backend-data-dependent-break"
+
+
+def test_the_wrapper_of_a_handled_exception_is_not_fatal():
+    verdict, root = _root(CORPUS / "realworld" / "gh-chattts-235" / "log.txt")
+    assert verdict is Verdict.WARNING and root[0] == "gpu-too-old-for-triton"

@@ -233,6 +233,9 @@ class Collector:
             # recovered (an autotuning choice dropped), or the program logged it as a warning: the job went on
             fatal = False
             role = Role.WARNING
+        elif handled and fatal and role is Role.WRAPPER:
+            fatal = False  # the wrapper of a handled exception (Dynamo's suppress_errors record) wraps a warning
+
         fields = dict(hit.fields)
         summary_rank = self.rank_tracker.summary_rank_of(line)
         if summary_rank is not None and named_rank(fields) is None:
@@ -279,7 +282,8 @@ class Collector:
     def _maybe_generic(self, line: Line, block: Block, ring: deque[Line], handled: bool = False) -> None:
         """An uncaught exception that no catalog entry explains is still a cause, filed under its layer's entry."""
         wrapped = block.wrapped_by_backend or any(_COMPILER_CALL.search(frame) for frame in block.frames)
-        verdict = layers.classify(block.exception_type or "", line.body, block.frames, wrapped)
+        verdict = layers.classify(block.exception_type or "", line.body, block.frames, wrapped,
+                                  origin=block.header.origin if block.header.level is not None else None)
         entry = self.catalog.fallback(verdict.layer.value) or self.catalog.fallback(layers.Layer.USER.value)
         assert entry is not None, "the catalog lacks the uncaught-exception entries"
         self._record(

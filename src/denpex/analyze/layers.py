@@ -151,8 +151,23 @@ def _by_frames(frames: list[str]) -> Verdict | None:
     return None
 
 
-def classify(exception_type: str, message: str, frames: list[str], wrapped_by_backend: bool) -> Verdict:
-    """The layer that raised an exception, from its class, wrapper, message and frames (see module doc)."""
+def _by_origin(origin: str | None) -> Verdict | None:
+    """The module whose logger reported it (`torch._dynamo.convert_frame`, `torch/_inductor/select_algorithm.py:`):
+    a record a layer logs about an exception it caught is that layer's."""
+    if not origin:
+        return None
+    path = origin.split(":", 1)[0].replace(".", "/") if "/" not in origin else origin
+    layer = _frame_layer(path + "/")
+    if layer is None:
+        return None
+    return Verdict(Layer.COMPILER if layer is Layer.LOWERING else layer,
+                   f"the {layer.value} stack's own logger reported it ({origin})")
+
+
+def classify(exception_type: str, message: str, frames: list[str], wrapped_by_backend: bool,
+             origin: str | None = None) -> Verdict:
+    """The layer that raised an exception, from its class, wrapper, message, frames and the logger that
+    reported it (see module doc)."""
     verdict = _by_class(exception_type)
     if verdict is not None:
         return verdict
@@ -167,6 +182,9 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
         if verdict.layer is Layer.DISTRIBUTED and exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
             return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
                            f"({verdict.evidence.split('(', 1)[-1].rstrip(')')}): the caller's mistake")
+        return verdict
+    verdict = _by_origin(origin)
+    if verdict is not None:
         return verdict
     for pattern, layer in _WEAK_WORDS:
         if pattern.search(message):

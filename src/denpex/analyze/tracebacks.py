@@ -79,14 +79,18 @@ class Block:
 _SOURCE_STATEMENT = re.compile(r"(?:raise|return|assert|yield|await)\b|[A-Za-z_][\w.]*(?:\[[^\]]*\])? *[-+*/]?= ")
 
 
+_LOST_PREFIX_REACH = 3  # lines between a paste's unprefixed frames and its rank-prefixed exception
+
+
 class _Stream:
-    __slots__ = ("block", "state", "chain_pending", "after_frame")
+    __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number")
 
     def __init__(self) -> None:
         self.block: Block | None = None
         self.state = "idle"  # idle | frames | message | inner
         self.chain_pending = False
         self.after_frame = False
+        self.last_number = 0  # the line number of the stream's last line
 
 
 class TracebackTracker:
@@ -101,6 +105,7 @@ class TracebackTracker:
         stream = self._streams.get(key)
         if stream is None:
             stream = self._streams[key] = _Stream()
+        stream.last_number = line.number
         body = line.body
         stripped = body.strip()
         is_frame = _FRAME.match(body) is not None or _FRAME_TAIL.search(body) is not None
@@ -191,13 +196,26 @@ class TracebackTracker:
             recorded = _RECORDED_EXCEPTION.search(candidate)
             if recorded:
                 return self._orphan(stream, line, candidate[recorded.start("exc") :]), Kind.EXCEPTION
+        if line.level == "W" and _ORPHAN_EXCEPTION.match(candidate):
+            # a warning record that is an exception (Dynamo's suppress_errors, a logged `except`): handled,
+            # the job went on; a warning finding, not a failure
+            return self._orphan(stream, line, candidate, logged=True), Kind.EXCEPTION
         return None, Kind.OTHER
 
-    def _orphan(self, stream: _Stream, line: Line, stripped: str) -> Block:
-        """An exception line with no traceback above it: a pasted excerpt, or one an error record carries."""
+    def _orphan(self, stream: _Stream, line: Line, stripped: str, logged: bool = False) -> Block:
+        """An exception line with no traceback above it: a pasted excerpt, or one a log record carries."""
         self._next_id += 1
-        block = Block(self._next_id, header=line, logged=False, orphan=True)
+        block = Block(self._next_id, header=line, logged=logged, orphan=True)
         stream.block = block
+        lost = self._streams.get((line.file, None)) if line.rank is not None else None
+        if (lost is not None and lost.block is not None and lost.state == "frames"
+                and 0 < line.number - lost.last_number <= _LOST_PREFIX_REACH):
+            # a paste that lost the rank prefix of its first lines: the frames just above, without a prefix, are
+            # this exception's traceback (`File ".../triton/compiler/..."` then `[rank0]: AttributeError: ...`)
+            block.frames = list(lost.block.frames)
+            block.last_frame_path = lost.block.last_frame_path
+            block.headless = True
+            lost.state = "idle"
         return self._exception(stream, block, line, stripped)
 
     def forget(self, file: str) -> None:

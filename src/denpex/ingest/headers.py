@@ -88,7 +88,7 @@ class Header:
     timestamp: float | None = None
     compile_id: str | None = None
     year: int | None = None  # set when the header carried a full date (glog and vLLM stamps have none)
-    origin: str | None = None  # the `file:line` of a glog or vLLM header: who printed the record
+    origin: str | None = None  # who printed the record: a glog or vLLM header's `file:line`, a logger's name
 
 
 def _month_day_time(month: int, day: int, clock: str, year: int | None) -> float | None:
@@ -178,9 +178,12 @@ def parse(text: str, year: int | None = None) -> Header:
         level = found.group("blevel") or found.group("dlevel") or found.group("level")
         if level:
             head.level = _LEVEL_NAMES[level]
+        if found.group("logger"):
+            head.origin = found.group("logger")  # `torch._dynamo.convert_frame`: the module that logged it
         rest = rest[found.end() :]
     elif found := _PYLOG_BARE.match(rest):
         head.level = _LEVEL_NAMES[found.group("level")]
+        head.origin = found.group("logger")
         rest = rest[found.end() :]
     elif found := _VLLM.match(rest):
         head.level = _LEVEL_NAMES[found.group("level")]
