@@ -8,8 +8,8 @@ scanning engine finds a candidate in it and it is not a repeat of lines already 
 from __future__ import annotations
 
 from denpex.analyze.collect import Collector
-from denpex.model import Line
 from denpex.ingest.lines import shown_bytes
+from denpex.model import Line
 from denpex.scan.engines import best_engine
 from denpex.scan.repeats import RepeatFilter, repeat_key
 
