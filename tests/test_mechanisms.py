@@ -346,3 +346,22 @@ def test_the_2_1_wording_of_a_backends_fake_tensor_graph_break():
 def test_the_wrapper_of_a_handled_exception_is_not_fatal():
     verdict, root = _root(CORPUS / "realworld" / "gh-chattts-235" / "log.txt")
     assert verdict is Verdict.WARNING and root[0] == "gpu-too-old-for-triton"
+
+
+@pytest.mark.parametrize(("text", "rank", "level", "body"), [
+    ("trainer/0 [1]:[E socket.cpp:610] [c10d] The client socket failed", 1, "E", "[c10d] The client socket failed"),
+    ('{"ts": "2026-12-01 18:54:23,611", "level": "CRITICAL", "rank": 2, "msg": "uncaught exception, exiting", '
+     '"exc_info": "Traceback (most recent call last):\\n  File \\"x.py\\", line 1\\nKeyError: \'a\'"}', 2, "F",
+     "uncaught exception, exiting: KeyError: 'a'"),
+    ('{"level": "info", "global_rank": "3", "message": "step 4 loss 0.1"}', 3, "I", "step 4 loss 0.1"),
+    ('{"not": "a record", "rank": true}', None, None, '{"not": "a record", "rank": true}'),
+])
+def test_torchx_prefixes_and_json_records_name_the_rank(text, rank, level, body):
+    head = parse(text)
+    assert (head.rank, head.level, head.body) == (rank, level, body)
+
+
+def test_a_json_lines_log_names_the_rank_whose_record_carries_the_exception():
+    result = diagnose(DEV3 / "run3-mpirun-jsonlog-raise" / "log.txt", engine="lines")
+    assert result.root_cause.rank == 2 and result.root_cause.rank_evidence == "own_output"
+    assert "UnicodeDecodeError" in result.root_cause.evidence.text

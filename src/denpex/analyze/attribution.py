@@ -126,7 +126,7 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     1. A collective timeout is reported by the ranks that arrived: the rank absent from those reports,
        though present in the job, is the straggler.
     2. A line without a rank prefix inherits the rank of its neighbours when they all agree.
-    3. Last resort: torchrun's first observed failure (`failed (exitcode: N) local_rank: R`), a hint only.
+    3. Last resort: the launcher's first observed failure (`failed (exitcode: N) local_rank: R`), a hint only.
     """
     finding = root.finding
     if finding.rank_unknown:  # ranks disagree and none is alone: only torchrun's hint is left
@@ -230,7 +230,8 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
 
 
 def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:
-    """torchrun's first observed failure, when nothing better exists: a hint, and the report says so."""
+    """The launcher's first observed failure (torchrun's agent, mp.spawn, Lightning), when nothing better
+    exists: a hint, and the report says so."""
     # the launcher's report names the rank in its text (`local_rank: 2`) or in its prefix (Lightning's
     # `[rank: 2] Child process ... terminated`)
     agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES
@@ -238,6 +239,7 @@ def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> N
     if not agent:
         return
     first = min(agent, key=lambda c: c.finding.evidence.seq)
+    where = f"{first.finding.evidence.file}:{first.finding.evidence.line}"
     finding.initiating_rank = first.finding.evidence.rank
     finding.rank_unknown = False
     finding.rank_evidence = "launcher_hint"
@@ -246,7 +248,8 @@ def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> N
         " started it" if finding.category in _VICTIM_EXITS else ""
     )
     finding.rank_reason = (
-        prefix + "from torchrun's first observed failure (a hint: the agent reports the first exit it saw)" + caveat
+        prefix + f"from the launcher's first observed failure ({where}, a hint: a launcher reports the first exit "
+        "it saw)" + caveat
     )
 
 

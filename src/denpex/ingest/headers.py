@@ -17,6 +17,7 @@ The ChildFailedError summary's `[1]:` entries are indexes into the failure list,
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +32,7 @@ _LAUNCHER = re.compile(
       | \[rank:\s?(?P<lightning>\d+)\]\s?                    # Lightning's rank_zero/rank-prefixed messages
       | \[(?P<hhost>[A-Za-z][\w.\-]*):(?P<hrank>\d+)\]:\s?       # launchers that tag lines [host:rank]:
       | \[(?:default|trainer|worker)(?P<lrank>\d+)\]:\s?     # torchrun --tee: [${role_name}${local_rank}]:
+      | [A-Za-z][\w\-]*/\d+\ \[(?P<txrank>\d+)\]:\s?          # torchx: ${role}/${replica} [${local_rank}]:
       # Ray's `(RayWorkerWrapper pid=4009, ip=10.0.0.5)`, vLLM's `(VllmWorker TP1 pid=409)`
       | \((?:(?P<actor>[\w.\-]+(?:\s[\w.\-]+){0,2})\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+
     )""",
@@ -73,6 +75,11 @@ _RANK_IN_BODY = re.compile(
     r"|^(?:Rank|RANK|rank)[\s:=]\s?(?P<lead>\d+)\s?[:|\]-]"  # a logging format that starts with the rank
 )
 
+_JSON_RECORD_MAX = 1 << 16  # longer lines are not parsed as JSON records (cost)
+_JSON_RANK_KEYS = ("rank", "global_rank", "RANK")
+_JSON_LEVEL_KEYS = ("level", "levelname", "severity", "log.level")
+_JSON_MESSAGE_KEYS = ("msg", "message", "event")
+_JSON_TRACE_KEYS = ("exc_info", "exception", "exc_text", "stack_trace", "traceback", "error.stack")
 _LEVEL_NAMES = {"DEBUG": "D", "INFO": "I", "WARNING": "W", "WARN": "W", "ERROR": "E", "CRITICAL": "F"}
 _YEAR = datetime.now().year
 
@@ -115,6 +122,34 @@ def _iso_time(text: str) -> tuple[float | None, int | None]:
         return None, None
 
 
+def _json_record(text: str, head: Header) -> str:
+    """A JSON-lines log record (`{"level": "ERROR", "rank": 2, "msg": "..."}`, structlog, python-json-logger):
+    its rank and level are fields, and its message is the body. Anything else is left as it was."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(record, dict):
+        return text
+    for key in _JSON_RANK_KEYS:
+        value = record.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and head.rank is None:
+            head.rank = value
+        elif isinstance(value, str) and value.isdigit() and head.rank is None:
+            head.rank = int(value)
+    level = next((record[k] for k in _JSON_LEVEL_KEYS if isinstance(record.get(k), str)), None)
+    if level is not None and level.upper() in _LEVEL_NAMES:
+        head.level = _LEVEL_NAMES[level.upper()]
+    message = next((record[k] for k in _JSON_MESSAGE_KEYS if isinstance(record.get(k), str)), None)
+    trace = next((record[k] for k in _JSON_TRACE_KEYS if isinstance(record.get(k), str)), "")
+    if "Traceback" in trace:  # the record carries a traceback: its last line is the exception
+        last = next((ln.strip() for ln in reversed(trace.splitlines()) if ln.strip()), "")
+        return f"{message}: {last}" if message and "\n" not in message else last
+    if message is not None and "\n" not in message:
+        return message
+    return text
+
+
 def parse(text: str, year: int | None = None) -> Header:
     """Strip and record every header we recognise; the body is what the program itself said.
 
@@ -138,8 +173,8 @@ def parse(text: str, year: int | None = None) -> Header:
             if named is not None:
                 head.rank = int(named)
                 head.host = found.group("hhost") or head.host
-            elif found.group("lrank") is not None:
-                local_from_launcher = int(found.group("lrank"))
+            elif found.group("lrank") is not None or found.group("txrank") is not None:
+                local_from_launcher = int(found.group("lrank") or found.group("txrank"))
             else:
                 head.pid = int(found.group("rpid"))
                 head.host = found.group("rip") or head.host
@@ -195,6 +230,8 @@ def parse(text: str, year: int | None = None) -> Header:
         head.host = found.group("host")
         head.pid = int(found.group("pid"))
         head.local_rank = int(found.group("lrank"))  # NCCL's [N] is the local device: not a global rank
+    if rest.startswith('{"') and len(rest) < _JSON_RECORD_MAX:
+        rest = _json_record(rest, head)
     found = _COMPILE_ID.match(rest)
     if found:
         head.compile_id = found.group("cid")
