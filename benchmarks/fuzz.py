@@ -8,8 +8,9 @@ every fifth also as CRLF and with colour codes sprinkled in. A failure is:
   crash          any exception but DenpexInputError
   disagreement   an engine's diagnosis differs from the line path's, or a CRLF/colour variant's root cause
                  differs from the plain text's
-  slow           a diagnosis that took over 1 s per MB (inputs under 1 MB count as 1 MB: a fixed cost of a few
-                 milliseconds per call is not a per-byte cost); counted, not raised, since timing cannot replay
+  slow           a diagnosis that took over 1 CPU second per MB (process time, so other load on the machine does
+                 not count; inputs under 1 MB count as 1 MB: a fixed cost of a few milliseconds per call is not a
+                 per-byte cost); counted, not raised, since timing cannot replay
 The first crash or disagreement of each worker is written to --out (and Hypothesis stops that worker).
 
     python benchmarks/fuzz.py --inputs 1000000 [--workers N] [--seed S] [--out benchmarks/fuzz-failures]
@@ -52,9 +53,10 @@ def _worker(job: tuple[int, int, int, str]) -> dict[str, object]:
         (Path(out) / f"worker-{index}-{what}.log").write_bytes(text.encode("utf-8", "surrogatepass"))
 
     def timed(text: str, engine: str) -> tuple[tuple, float]:
-        started = time.perf_counter()
+        """CPU seconds of one diagnosis: the cost per byte, whatever else the machine is running."""
+        started = time.process_time()
         result = outcome(text, engine)
-        return result, time.perf_counter() - started
+        return result, time.process_time() - started
 
     def check(lines: list[str], engine: str, variant_seed: int) -> None:
         text = "\n".join(lines) + "\n"
