@@ -365,3 +365,16 @@ def test_a_json_lines_log_names_the_rank_whose_record_carries_the_exception():
     result = diagnose(DEV3 / "run3-mpirun-jsonlog-raise" / "log.txt", engine="lines")
     assert result.root_cause.rank == 2 and result.root_cause.rank_evidence == "own_output"
     assert "UnicodeDecodeError" in result.root_cause.evidence.text
+
+
+def test_a_colab_traceback_hands_its_header_to_the_line_that_states_the_error():
+    # `CompilationError   Traceback (most recent call last)`, Colab's linked frames, `CompilationError: at 59:8:`,
+    # the kernel source, then the nested error: the header's finding ends on the statement
+    root = diagnose(DEV3 / "gh-unsloth-1251" / "log.txt", engine="lines").root_cause
+    assert root.entry_id == "triton-compile-error"
+    assert root.evidence.text.startswith("AssertionError('initial value for `x` is of type fp16")
+
+
+def test_an_exception_sentence_ending_in_a_colon_keeps_the_evidence():
+    root = diagnose(DEV3 / "gh-xformers-1263" / "log.txt", engine="lines").root_cause
+    assert root.evidence.text.startswith("NotImplementedError: No operator found for")

@@ -30,7 +30,11 @@ _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
 # then `Output:`): the line that says what went wrong comes later in the same message
+# an exception line that only says where (`CompilationError: at 59:8:`) or introduces its message (`Error:`,
+# `RuntimeError: Triton Error:`); a sentence that ends in a colon (`No operator found for X with inputs:`) states
+# the problem itself and keeps the evidence
 _LOCATION_ONLY = re.compile(r"(?::\s*at \d+:\d+:?|:)\s*$")
+_LONG_INTRO = re.compile(r":\s*(?:\S+\s+){4,}\S*:\s*$")
 _STATEMENT = re.compile(
     r"^\s*(?:[\w.]+(?:Error|Exception)\b|(?:\S+: )?(?:fatal )?error\b)"
     r"|\b(?:[Ee]rror|[Ff]ailed|cannot|[Cc]ould not|not (?:supported|found|defined|allowed|implemented)|must be"
@@ -96,6 +100,9 @@ class Collector:
         self.result.ranks = self.rank_tracker.states
         # findings whose line only said where; the next statement of the same message becomes their evidence
         self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
+        # findings of an IPython header (`CompilationError   Traceback (most recent call last)`): the block's own
+        # `Class: message` line, when it comes, states the error and becomes their evidence
+        self._ipython_pending: dict[int, list[Candidate]] = {}
         self._last_record: dict[tuple[str, int | None], tuple[int, float, tuple[object, ...]]] = {}
         self._last_plain: dict[tuple[str, int | None], tuple[int, tuple[object, ...]]] = {}
         self._repeat_key: int | None = None  # the key (scan.repeats) of the line being fed
@@ -144,7 +151,21 @@ class Collector:
                 and line.origin is not None and _NATIVE_SOURCE.search(line.origin)):
             self._error_record(line, ring)
         fresh = [c for c in self.result.candidates[recorded:] if c.finding.role in (Role.CAUSE, Role.SYMPTOM)]
-        if fresh and is_exception and _LOCATION_ONLY.search(line.body) is not None:
+        if is_exception and block.ipython:  # type: ignore[union-attr]
+            if line is block.header:  # type: ignore[union-attr]
+                if fresh:
+                    self._ipython_pending[block.block_id] = fresh  # type: ignore[union-attr]
+            elif block.block_id in self._ipython_pending:  # type: ignore[union-attr]
+                moved = self._ipython_pending.pop(block.block_id)  # type: ignore[union-attr]
+                for cand in moved:
+                    old = cand.finding.evidence
+                    cand.finding.evidence = Evidence(line.file, line.number, line.text, old.rank, old.timestamp,
+                                                     old.seq)
+                    cand.finding.context_before = list(ring)[-self.context :] if self.context else []
+                    cand.finding.context_after = []
+                fresh = moved + fresh
+        if (fresh and is_exception and _LOCATION_ONLY.search(line.body) is not None
+                and _LONG_INTRO.search(line.body) is None):
             self._awaiting[stream] = (fresh, STATEMENT_REACH)
         self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)

@@ -17,9 +17,12 @@ from denpex.model import Line
 TRACEBACK_HEADER = re.compile(r"^(?:Original )?Traceback \(most recent call last\):")
 # IPython/Jupyter print the exception class first: `CacheLimitExceeded      Traceback (most recent call last)`
 _IPYTHON_HEADER = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
-# IPython's frames: `Cell In[21], line 5`, `File ~/x.py:451, in f(...)`, `----> 5     result = run()`, `~/x.py in f()`
+# IPython's frames: `Cell In[21], line 5`, `File ~/x.py:451, in f(...)`, `----> 5     result = run()`, `~/x.py in f()`,
+# Colab's linked ones `[/usr/lib/x.py](https://localhost:8080/#) in f(...)`, `<ipython-input-6-...> in <cell line: 1>()`,
+# the numbered source lines around the arrow (`    111 `) and Colab's `25 frames` fold
 _IPYTHON_FRAME = re.compile(
-    r"^(?:Cell In\[\d+\], line \d+|File [~/\\\w.:-][^\n]*:\d+, in |-+> ?\d+\b|\S+\.py in \S+\()"
+    r"^(?:Cell In\[\d+\], line \d+|File [~/\\\w.:-][^\n]*:\d+, in |-+> ?\d+\b|\S+\.py in \S+\("
+    r"|\[[^\]]+\]\([^)]*\) in .*\(|<ipython-input-[\w-]+> in |\d+ frames$|\d+(?: .*)?$)"
 )
 # a header glued after a progress bar that printed no newline: `100%|####| 5/5 [00:02<00:00]Traceback (...):`
 _GLUED_HEADER = re.compile(r"\S.*?(?P<header>Traceback \(most recent call last\):)\s*$")
