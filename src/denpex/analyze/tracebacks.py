@@ -18,7 +18,7 @@ TRACEBACK_HEADER = re.compile(r"^(?:Original )?Traceback \(most recent call last
 # IPython/Jupyter print the exception class first: `CacheLimitExceeded      Traceback (most recent call last)`
 _IPYTHON_HEADER = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
 # IPython's frames: `Cell In[21], line 5`, `File ~/x.py:451, in f(...)`, `----> 5     result = run()`, `~/x.py in f()`,
-# Colab's linked ones `[/usr/lib/x.py](https://localhost:8080/#) in f(...)`, `<ipython-input-6-...> in <cell line: 1>()`,
+# Colab's linked ones `[/usr/lib/x.py](https://localhost:8080/#) in f(...)`, `<ipython-input-6-..> in <cell>()`,
 # the numbered source lines around the arrow (`    111 `) and Colab's `25 frames` fold
 _IPYTHON_FRAME = re.compile(
     r"^(?:Cell In\[\d+\], line \d+|File [~/\\\w.:-][^\n]*:\d+, in |-+> ?\d+\b|\S+\.py in \S+\("
