@@ -211,3 +211,18 @@ def test_pipe_source_file_is_read_once_and_refuses_a_second_reader(tmp_path, mon
     with pytest.raises(sources.DenpexInputError, match="only once"):
         list(source.chunks())
 
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_line_over_4_mib_is_read_the_same_way_on_every_path_with_a_cut_marker(tmp_path, engine):
+    # the fast path used to frame only the part of a long line still in its window: a CUDA OOM at the start of
+    # a 6 MB line came back clean there, and found on the line path
+    head = "".join(HEALTHY_LINES[:20_000])
+    path = tmp_path / "long.log"
+    path.write_text(head + OOM.rstrip("\n") + " " + "y" * (6 << 20) + "\n" + head)
+    code, report, _ = run_json("--engine", engine, os.fspath(path))
+    root = report["root_cause"]
+    assert code == 1 and root["id"] == "cuda-oom" and root["evidence"]["line"] == 20_001
+    assert root["evidence"]["text"].endswith("bytes at reading cut]")
+    cut = int(root["evidence"]["text"].rsplit(" and ", 1)[1].split(" ")[0].replace(",", ""))
+    assert cut == len(OOM.rstrip("\n")) + 1 + (6 << 20) - (4 << 20)

@@ -12,8 +12,10 @@ from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
 
 # One line is cut here. A progress bar that redraws with CR for hours is one "line" of many MB: only what
-# follows its last CR is kept, so it stays small; anything else longer than this is cut to this size.
+# follows its last CR is kept, so it stays small; anything else longer than this is cut to this size and ends
+# with a marker, `… [N bytes cut]`, on every path (cut_line).
 MAX_LINE_BYTES = 4 << 20
+_CUT_LIMIT = MAX_LINE_BYTES + 64  # a line already cut carries its marker: it is not cut again
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 # A progress bar's redraw: tqdm's `45%|####`, its rate or ETA, Rich's and Keras' bar glyphs.
@@ -54,13 +56,33 @@ def _bounded(parts: list[bytes]) -> bytes:
     return joined
 
 
+def cut_line(raw: bytes, shown_length: int | None = None) -> bytes:
+    """A line over MAX_LINE_BYTES as every path reads it: what a terminal would show last (after its last CR),
+    at most MAX_LINE_BYTES of it, and, when that shown part was longer, a marker of how many bytes were cut
+    (redraws a CR overwrote are not "cut": a terminal never shows them). `shown_length`: the length after the
+    last CR, when `raw` was bounded as it streamed in."""
+    kept = _bounded([raw]).rstrip(b"\r")
+    if shown_length is None:
+        shown_length = _after_last_cr(raw, 0)
+    dropped = shown_length - len(kept)
+    return kept + f"… [{dropped:,} bytes cut]".encode() if dropped > 0 else kept
+
+
+def _after_last_cr(piece: bytes, running: int) -> int:
+    """Bytes after the last CR once `piece` is appended to a line that had `running` bytes after its last CR."""
+    pos = piece.rfind(b"\r")
+    return running + len(piece) if pos < 0 else len(piece) - pos - 1
+
+
 def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Yield complete lines across chunk boundaries.
+    """Yield complete lines across chunk boundaries; a line over MAX_LINE_BYTES is cut (cut_line).
 
     Memory holds one chunk plus the unfinished line, and joining the pieces of a long line is linear.
     """
     pending: list[bytes] = []
     pending_size = 0
+    line_total = 0  # bytes of the unfinished line, including those already dropped
+    shown = 0  # of which after its last CR
     for chunk in chunks:
         if not chunk:
             continue
@@ -68,21 +90,29 @@ def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         if len(parts) == 1:  # no newline in this chunk: the current line goes on
             pending.append(chunk)
             pending_size += len(chunk)
+            line_total += len(chunk)
+            shown = _after_last_cr(chunk, shown)
             if pending_size > 2 * MAX_LINE_BYTES:
                 pending = [_bounded(pending)]
                 pending_size = len(pending[0])
             continue
         if pending:
             pending.append(parts[0])
-            yield _bounded(pending)
+            line_total += len(parts[0])
+            shown = _after_last_cr(parts[0], shown)
+            joined = _bounded(pending)
+            yield cut_line(joined, shown) if line_total > MAX_LINE_BYTES else joined
         else:
-            yield parts[0]
+            yield parts[0] if len(parts[0]) <= MAX_LINE_BYTES else cut_line(parts[0])
         last = parts.pop()
-        yield from parts[1:]
+        for raw in parts[1:]:
+            yield raw if len(raw) <= MAX_LINE_BYTES else cut_line(raw)
         pending = [last] if last else []
-        pending_size = len(last)
+        pending_size = line_total = len(last)
+        shown = _after_last_cr(last, 0)
     if pending_size:
-        yield _bounded(pending)
+        joined = _bounded(pending)
+        yield cut_line(joined, shown) if line_total > MAX_LINE_BYTES else joined
 
 
 def shown_text(text: str) -> str:
@@ -99,6 +129,8 @@ def shown_bytes(raw: bytes) -> bytes:
     """shown_text of raw bytes, as bytes: what decides a line's candidacy and repeat key on every path, so a
     log with colour codes or CRLF ends is judged as its plain text is. Bytes without ESC or CR pass as they
     are (invalid UTF-8 is then kept, as the scanners see it)."""
+    if len(raw) > _CUT_LIMIT:  # the fast path frames the whole line: cut it as the line path did
+        raw = cut_line(raw)
     if b"\x1b" not in raw and b"\r" not in raw:
         return raw
     return shown_text(raw.decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
@@ -123,6 +155,8 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
 
     `year` is that of the last line with a full date (glog stamps have none); the new one is in Line.year.
     """
+    if len(raw) > _CUT_LIMIT:  # the fast path frames the whole line: cut it as the line path did
+        raw = cut_line(raw)
     text = shown_text(raw.decode("utf-8", "replace"))
     head = headers.parse(text, year)
     return Line(

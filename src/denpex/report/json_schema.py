@@ -7,6 +7,7 @@ major number when a field is removed or changes meaning; add fields freely in a 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -165,11 +166,18 @@ def _prose(text: str) -> str:
 MAX_SHOWN_LINE = 16 << 10
 
 
+_READ_CUT = re.compile(r"… \[([\d,]+) bytes cut\]$")  # ingest.lines.cut_line's marker on a line over 4 MiB
+
+
 def shown(text: str) -> str:
-    """The line as it stands, or its first MAX_SHOWN_LINE characters and a marker of how much was cut."""
+    """The line as it stands, or its first MAX_SHOWN_LINE characters and a marker of how much was cut (with
+    what reading a line over 4 MiB had already cut)."""
     if len(text) <= MAX_SHOWN_LINE:
         return text
-    return f"{text[:MAX_SHOWN_LINE]}… [{len(text) - MAX_SHOWN_LINE:,} more characters cut]"
+    read_cut = _READ_CUT.search(text[-40:])
+    more = len(text) - MAX_SHOWN_LINE - (len(read_cut.group(0)) if read_cut else 0)
+    also = f" and {read_cut.group(1)} bytes at reading" if read_cut else ""
+    return f"{text[:MAX_SHOWN_LINE]}… [{more:,} more characters{also} cut]"
 
 
 def _evidence(ev: Evidence) -> EvidenceOut:

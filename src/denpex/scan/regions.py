@@ -22,6 +22,9 @@ from denpex.scan.repeats import RepeatFilter, repeat_key
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
 _OPEN_LINE_KEY_BYTES = 4 << 20  # a longer line cut by chunk ends is analysed, not compared with others
+# a line holding a candidate is kept whole up to this length while it runs across chunks, so that its framing
+# sees what the line path sees (its first 4 MiB, ingest.lines.cut_line); a longer one loses its head
+_LONG_LINE_KEPT = 2 * _OPEN_LINE_KEY_BYTES
 # Skipping copies before the scan costs ~1 us a line (keys for every line) and saves the scan's callbacks and
 # per-candidate work: worth it when most lines hold a candidate. Enter on this many candidate ends in a chunk
 # (~2 per candidate line), stay while most lines are settled copies and candidates stay many.
@@ -354,6 +357,9 @@ class RegionFinder:
             oldest = self._segments[0]
             if self._pending and self._pending[0] - TRACEBACK_REACH < oldest.end:
                 break
+            if (self._open_ends and self._open_start is not None and oldest.end > self._open_start - TRACEBACK_REACH
+                    and self._next_start - self._open_start <= _LONG_LINE_KEPT):
+                break  # a candidate on a long line not yet ended: keep its head, the line path reads it too
             if self._next_start - oldest.end < TRACEBACK_REACH:
                 break
             self._segments.pop(0)
