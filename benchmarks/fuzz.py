@@ -43,6 +43,7 @@ def _worker(job: tuple[int, int, int, str]) -> dict[str, object]:
     from denpex.catalog import load
 
     load()  # cached for every input
+    parent = os.getppid()
     engines = _engines()
     stats: dict[str, object] = {"inputs": 0, "bytes": 0, "max_s": 0.0, "max_s_per_mb": 0.0, "large": 0,
                                 "failure": None, "worker": index}
@@ -85,6 +86,8 @@ def _worker(job: tuple[int, int, int, str]) -> dict[str, object]:
             stats["worst"] = f"{elapsed:.3f}s for {size:,} bytes"
         if per_mb > 1.0:  # timing is not replayable, so it is counted rather than raised
             stats["slow"] = int(stats.get("slow", 0)) + 1  # type: ignore[call-overload]
+        if os.getppid() != parent:  # the run was stopped: a worker left behind would fuzz on, unseen
+            raise SystemExit(0)
         if int(stats["inputs"]) % 2000 == 0:  # type: ignore[call-overload]  # a run cut short still reports
             Path(out).mkdir(parents=True, exist_ok=True)
             (Path(out) / f"progress-{index}.json").write_text(json.dumps(stats), encoding="utf-8")
