@@ -41,10 +41,10 @@ HOSTILE = st.one_of(
 
 
 @st.composite
-def logs(draw: st.DrawFn) -> list[str]:
-    """40-80 lines: runs of real lines with hostile ones between."""
+def logs(draw: st.DrawFn, least: int = 20, most: int = 80) -> list[str]:
+    """least-most lines: runs of real lines with hostile ones between."""
     lines: list[str] = []
-    while len(lines) < draw(st.integers(20, 80)):
+    while len(lines) < draw(st.integers(least, most)):
         if draw(st.integers(0, 3)):
             real = FILES[draw(st.integers(0, len(FILES) - 1))]
             start = draw(st.integers(0, len(real) - 1))
