@@ -13,10 +13,12 @@ import io
 import json
 import lzma
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import zstandard
@@ -226,3 +228,17 @@ def test_a_line_over_4_mib_is_read_the_same_way_on_every_path_with_a_cut_marker(
     assert root["evidence"]["text"].endswith("bytes at reading cut]")
     cut = int(root["evidence"]["text"].rsplit(" and ", 1)[1].split(" ")[0].replace(",", ""))
     assert cut == len(OOM.rstrip("\n")) + 1 + (6 << 20) - (4 << 20)
+
+
+def test_an_unterminated_osc_at_the_top_does_not_empty_the_log(tmp_path):
+    # found by benchmarks/fuzz.py: `\x1b]` with no terminator made the whole head "control codes only" (empty
+    # input), while the same text with a colour code inserted was diagnosed
+    coloured = (Path(__file__).parent / "fixtures" / "fuzz" / "osc-unterminated-coloured.log").read_bytes()
+    plain = re.sub(rb"\x1b\[[0-9;]*[A-Za-z]", b"", coloured)
+    answers = []
+    for name, data in (("plain.log", plain), ("coloured.log", coloured)):
+        path = tmp_path / name
+        path.write_bytes(data)
+        code, report, _ = run_json("--engine", "lines", os.fspath(path))
+        answers.append((code, report["verdict"], report["root_cause"] and report["root_cause"]["id"]))
+    assert answers[0] == answers[1] and answers[0][1] == "failure"

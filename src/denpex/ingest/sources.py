@@ -479,7 +479,8 @@ def _check_head(source: Source, head: bytes, complete: bool) -> None:
         return
     if not head.strip():
         raise NotTextError(f"empty input: {source.name}")
-    if b"\x1b" in head and complete and not _ANSI_BYTES.sub(b"", head).strip():
+    # line by line: an unterminated OSC (`\x1b]...`) ends with its line, it does not swallow the lines after it
+    if b"\x1b" in head and complete and not any(_ANSI_BYTES.sub(b"", ln).strip() for ln in head.splitlines()):
         raise NotTextError(f"empty input (only terminal control codes): {source.name}")
     if b"\x00" in head:
         raise NotTextError(f"not a text log (binary data): {source.name}")
