@@ -29,10 +29,9 @@ _EXCEPTION_STATEMENT = re.compile(r"\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|F
 _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
-# then `Output:`): the line that says what went wrong comes later in the same message
-# an exception line that only says where (`CompilationError: at 59:8:`) or introduces its message (`Error:`,
-# `RuntimeError: Triton Error:`); a sentence that ends in a colon (`No operator found for X with inputs:`) states
-# the problem itself and keeps the evidence
+# then `Output:`) or introduces its message (`RuntimeError: Triton Error:`): the line that says what went wrong
+# comes later in the same message; a sentence that ends in a colon (`No operator found for X with inputs:`)
+# states the problem itself and keeps the evidence
 _LOCATION_ONLY = re.compile(r"(?::\s*at \d+:\d+:?|:)\s*$")
 _LONG_INTRO = re.compile(r":\s*(?:\S+\s+){4,}\S*:\s*$")
 _STATEMENT = re.compile(
@@ -158,11 +157,7 @@ class Collector:
             elif block.block_id in self._ipython_pending:  # type: ignore[union-attr]
                 moved = self._ipython_pending.pop(block.block_id)  # type: ignore[union-attr]
                 for cand in moved:
-                    old = cand.finding.evidence
-                    cand.finding.evidence = Evidence(line.file, line.number, line.text, old.rank, old.timestamp,
-                                                     old.seq)
-                    cand.finding.context_before = list(ring)[-self.context :] if self.context else []
-                    cand.finding.context_after = []
+                    self._move_evidence(cand, line, ring)
                 fresh = moved + fresh
         if (fresh and is_exception and _LOCATION_ONLY.search(line.body) is not None
                 and _LONG_INTRO.search(line.body) is None):
@@ -198,11 +193,16 @@ class Collector:
             return
         del self._awaiting[stream]
         for cand in cands:
-            old = cand.finding.evidence
-            cand.finding.evidence = Evidence(line.file, line.number, line.text, old.rank, old.timestamp, old.seq)
-            cand.finding.context_before = list(ring)[-self.context :] if self.context else []
-            cand.finding.context_after = []
+            old = self._move_evidence(cand, line, ring)
             cand.finding.fields.setdefault("stated_after", old.text[:200])
+
+    def _move_evidence(self, cand: Candidate, line: Line, ring: deque[Line]) -> Evidence:
+        """Make `line` the finding's evidence (same rank, time and order), with its context; returns the old one."""
+        old = cand.finding.evidence
+        cand.finding.evidence = Evidence(line.file, line.number, line.text, old.rank, old.timestamp, old.seq)
+        cand.finding.context_before = list(ring)[-self.context :] if self.context else []
+        cand.finding.context_after = []
+        return old
 
     def gap(self, file: str) -> None:
         """Lines of `file` were skipped (fast path): tracebacks cannot span the gap."""

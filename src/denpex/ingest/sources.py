@@ -8,7 +8,6 @@ a `.gz`/`.zst`/`.bz2`/`.xz` name whose bytes are not that format is reported as 
 from __future__ import annotations
 
 import bz2
-import gzip
 import io
 import lzma
 import os
@@ -489,8 +488,6 @@ def _check_head(source: Source, head: bytes, complete: bool) -> None:
 def _reason(exc: BaseException, compression: str | None = None) -> str:
     if isinstance(exc, EOFError):
         return "compressed file is truncated"
-    if isinstance(exc, gzip.BadGzipFile):
-        return "not a valid gzip file"
     if isinstance(exc, zlib.error):
         return "corrupt gzip data"
     if isinstance(exc, OSError) and exc.strerror:

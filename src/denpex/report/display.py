@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
@@ -24,19 +25,24 @@ def visible(text: str) -> str:
 
 def made_visible(value: T) -> T:
     """A copy of a report (dataclasses, lists, dicts, strings) with every string passed through visible()."""
-    return _walk(value)  # type: ignore[no-any-return]
+    return map_strings(value, visible)
 
 
-def _walk(value: Any) -> Any:
+def map_strings(value: T, change: Callable[[str], str]) -> T:
+    """A copy of a report (dataclasses, lists, dicts, strings) with `change` applied to every string."""
+    return _walk(value, change)  # type: ignore[no-any-return]
+
+
+def _walk(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return visible(value)
+        return change(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: _walk(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        changes = {f.name: _walk(getattr(value, f.name), change) for f in dataclasses.fields(value)}
         return dataclasses.replace(value, **changes)
     if isinstance(value, list):
-        return [_walk(v) for v in value]
+        return [_walk(v, change) for v in value]
     if isinstance(value, tuple):
-        return tuple(_walk(v) for v in value)
+        return tuple(_walk(v, change) for v in value)
     if isinstance(value, dict):
-        return {_walk(k) if isinstance(k, str) else k: _walk(v) for k, v in value.items()}
+        return {_walk(k, change) if isinstance(k, str) else k: _walk(v, change) for k, v in value.items()}
     return value

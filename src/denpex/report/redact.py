@@ -12,15 +12,11 @@ report (`<host-1>` is one machine everywhere), so rank tables stay readable.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import socket
-from collections.abc import Iterator
-from typing import Any, TypeVar
 
+from denpex.report.display import map_strings
 from denpex.report.json_schema import DiagnosisOut
-
-T = TypeVar("T")
 
 _SECRETS = re.compile(
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
@@ -111,36 +107,6 @@ class Redactor:
         return "redacted: " + (", ".join(parts) if parts else "nothing found to mask")
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from _strings(getattr(value, f.name))
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
-
-
-def _walk(value: Any, redactor: Redactor) -> Any:
-    if isinstance(value, str):
-        return redactor.text(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: _walk(getattr(value, f.name), redactor)
-                                             for f in dataclasses.fields(value)})
-    if isinstance(value, list):
-        return [_walk(v, redactor) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_walk(v, redactor) for v in value)
-    if isinstance(value, dict):
-        return {(_walk(k, redactor) if isinstance(k, str) else k): _walk(v, redactor) for k, v in value.items()}
-    return value
-
-
 def this_machine() -> set[str]:
     """This machine's names: a log read where it ran names it."""
     try:
@@ -157,12 +123,16 @@ def redacted(report: DiagnosisOut, extra_hosts: set[str] | None = None) -> Diagn
     if report.root_cause is not None and report.root_cause.host:
         hosts.add(report.root_cause.host)
     users: set[str] = set()
-    for text in _strings(report):
+
+    def learn(text: str) -> str:
         for site in _HOST_SITES:
             hosts.update(m[1].rstrip(".-") for m in site.finditer(text))
         users.update(m[1] for m in _HOME.finditer(text))
+        return text
+
+    map_strings(report, learn)
     hosts = {h for h in hosts if not re.fullmatch(r"[\d.]+", h)}  # IPs are masked as IPs
     redactor = Redactor(hosts, users)
-    out: DiagnosisOut = _walk(report, redactor)
+    out = map_strings(report, redactor.text)
     out.notes = [*out.notes, redactor.note()]
     return out
