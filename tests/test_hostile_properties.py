@@ -135,3 +135,31 @@ def test_crlf_and_colour_variants_give_the_same_root_cause(lines, seed):
     for variant in (crlf, colour):
         for engine in ("lines", _engines()[-1]):
             assert outcome(variant, engine, root) == expected, engine
+
+
+def test_a_rank_marker_inside_a_line_is_not_a_rank_of_the_job():
+    # found by benchmarks/fuzz.py: two ranks' output run together on one line (`[rank0] step 2 ...[rank1] step
+    # 2`). The line path reads that line as rank 0's; the fast engines counted rank 1 as a job rank that logged
+    # nothing and blamed it as a silent straggler
+    path = Path(__file__).parent / "fixtures" / "fuzz" / "mid-line-rank-marker.log"
+    text = path.read_bytes().decode("utf-8", "surrogatepass")
+    expected = outcome(text, "lines")
+    assert expected[0] == "failure"
+    for engine in _engines():
+        assert outcome(text, engine) == expected, engine
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "  ", "12:00:01 ", "x ", "\x1b[0m"]), st.integers(0, 40),
+                          st.sampled_from(["", " step", " [rank7] tail", "[Rank 9] x", " [default5]"]),
+                          st.sampled_from(["\n", "\r", "\r\n"])), min_size=1, max_size=30))
+def test_fast_engines_count_the_ranks_that_open_lines(parts):
+    # every engine counts a rank only where its marker is the first rank marker of a line (a CR ends one)
+    from denpex.catalog import load
+    from denpex.scan.engines import best_engine
+
+    data = "".join(f"{lead}[rank{rank}]:{rest}{end}" for lead, rank, rest, end in parts).encode()
+    expected = {rank for _, rank, _, _ in parts}
+    for name in _engines():
+        engine = best_engine(load(), name).fresh()
+        assert engine.scan(data).ranks == expected, name

@@ -33,6 +33,7 @@ STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interru
 _RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
 _RANK_PREFIX = rb"(?:" + b"|".join(re.escape(form) for form in _RANK_FORMS) + b")"
 _RANK_MARKER = re.compile(_RANK_PREFIX + rb"(\d{1,5})\]")
+_LINE_HEAD_MARKER = re.compile(rb"(?:^|(?<=[\n\r]))" + _RANK_PREFIX + rb"(\d{1,5})\]")
 
 
 @dataclass(slots=True)
@@ -69,8 +70,44 @@ _DIGITS_BRACKET = re.compile(rb"(\d{1,5})\]")
 _MAX_RANK = 65535
 
 
+def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int], set[int]]:
+    """(accepted, rejected) ranks of `markers` ((start offset, rank), sorted by offset).
+
+    The line path takes a line's rank from the first rank marker on it: `[rank0] step 2 ... [rank1] step 2`
+    (two ranks' output run together) is a line of rank 0, and rank 1 must not become a job rank that
+    logged nothing. So a marker counts only when no other marker comes before it on its line (a CR ends a
+    segment, as a terminal shows it). The line start is searched from the previous marker on, so a chunk's
+    markers cost O(chunk) together, however long its lines.
+    """
+    accepted: set[int] = set()
+    rejected: set[int] = set()
+    line_start, searched_to, first_start = 0, 0, -1
+    for start, rank in markers:
+        if start < searched_to:
+            continue
+        newline = max(data.rfind(b"\n", searched_to, start), data.rfind(b"\r", searched_to, start))
+        searched_to = start
+        if newline >= 0 or first_start < 0:
+            line_start = newline + 1 if newline >= 0 else line_start
+            first = _RANK_MARKER.search(data, line_start)  # stops at the latest at this marker
+            first_start = first.start() if first else start
+        (accepted if start == first_start else rejected).add(rank)
+    return {r for r in accepted if r <= _MAX_RANK}, rejected - accepted
+
+
 def _ranks_in(data: bytes) -> set[int]:
-    return {int(m) for m in set(_RANK_MARKER.findall(data)) if int(m) <= _MAX_RANK}
+    """Every rank whose marker opens the markers of some line of `data` (the exact pass).
+
+    Markers at the very start of a line (nearly all of a torchrun log's) are found in C; only ranks seen
+    nowhere else are walked marker by marker.
+    """
+    heads = {int(d) for d in _LINE_HEAD_MARKER.findall(data)}
+    others = {int(d) for d in _RANK_MARKER.findall(data)} - heads
+    if not others:
+        return {r for r in heads if r <= _MAX_RANK}
+    digits = b"|".join(b"%d" % rank for rank in sorted(others))
+    markers = [(m.start(), int(m.group(1))) for m in re.finditer(_RANK_PREFIX + b"(" + digits + rb")\]", data)]
+    return {r for r in heads if r <= _MAX_RANK} | _leading_ranks(data, markers)[0]
 
 
 class PythonEngine:
@@ -176,11 +213,11 @@ class Re2Engine:
     def scan(self, data: bytes) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
-        new: set[bytes] = set()
+        markers: list[tuple[int, int]] = []
         for match in self._plain.finditer(data):
             text = match.group()
             if text[-1:] == b"]" and (marker := _RANK_MARKER.fullmatch(text)):
-                new.add(marker.group(1))
+                markers.append((match.start(), int(marker.group(1))))
                 continue
             found.append(match.end())
             if text == TRACEBACK:
@@ -189,10 +226,12 @@ class Re2Engine:
             found.extend(match.end() for match in self._folded.finditer(data))
         if not self._ranks_inline or len(self._known) > self._MAX_KNOWN:
             return ScanResult(found, tracebacks, _ranks_in(data))
-        if new:
-            self._known |= new
+        # every occurrence of a rank not yet known matched, so a rank rejected here stays unknown, not lost
+        accepted = _leading_ranks(data, markers)[0]
+        if accepted:
+            self._known |= {b"%d" % rank for rank in accepted}
             self._compile()
-        return ScanResult(found, tracebacks, {int(d) for d in new if int(d) <= _MAX_RANK})
+        return ScanResult(found, tracebacks, accepted)
 
 
 def _cached_database(hyperscan: Any, key: object, patterns: Callable[[], tuple[list[bytes], list[int]]]) -> Any:
@@ -282,16 +321,18 @@ class HyperscanEngine:
     def scan(self, data: bytes) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
-        ranks: set[int] = set()
+        per_rank: list[tuple[int, int]] = []  # (start offset, rank) of the first marker of each rank
         other_forms: list[int] = []  # end offsets of "[Rank " / "[default" (sparse database only)
         traceback_id = self._traceback_id
         rank_base = self._rank_base
         per_rank_base = self._per_rank_base
         forms = self._forms
+        form_names = _RANK_FORMS[:forms]
 
         def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
             if pattern_id >= per_rank_base:
-                ranks.add((pattern_id - per_rank_base) // forms)
+                rank, form = divmod(pattern_id - per_rank_base, forms)
+                per_rank.append((end - len(form_names[form]) - len(b"%d]" % rank), rank))
             elif pattern_id >= rank_base:
                 other_forms.append(end)
             else:
@@ -300,10 +341,18 @@ class HyperscanEngine:
                     tracebacks.append(end - len(TRACEBACK))
 
         self._db.scan(data, match_event_handler=on_match, scratch=self._scratch)
+        markers = per_rank.copy()
         for end in other_forms:
             digits = _DIGITS_BRACKET.match(data, end)
             if digits:
-                ranks.add(int(digits.group(1)))
+                form = next(f for f in _OTHER_FORMS if data.endswith(f, 0, end))
+                markers.append((end - len(form), int(digits.group(1))))
+        markers.sort()
+        ranks, rejected = _leading_ranks(data, markers)
+        if rejected & {rank for _, rank in per_rank}:
+            # a single-match literal reported only a rank's first marker, and it was not at the head of its
+            # line: a later one may be, so this chunk gets the exact pass
+            ranks = _ranks_in(data)
         if len(other_forms) >= _SWITCH_AT and not self._dense:
             self._use(dense=True)
         # past the per-rank literals: a job with rank 4095 has more ranks (ranks are 0..N-1), so from the
