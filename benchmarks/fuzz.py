@@ -15,12 +15,14 @@ every fifth also as CRLF and with colour codes sprinkled in. A failure is:
 The first crash or disagreement of each worker is written to --out (and Hypothesis stops that worker).
 
     python benchmarks/fuzz.py --inputs 1000000 [--workers N] [--seed S] [--out benchmarks/fuzz-failures]
+    python benchmarks/fuzz.py --merge A.json B.json     # runs with --summary and distinct seeds, added up
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import multiprocessing
 import os
@@ -99,7 +101,7 @@ def _worker(job: tuple[int, int, int, str]) -> dict[str, object]:
         """One Hypothesis run of `size` examples. Batches keep Hypothesis's memory of explored inputs small: in
         one run of 500,000 it grew past 400 MB, and collecting that heap showed up as 1.5 s 'slow' inputs."""
 
-        @hypothesis_seed(seed * 1_000 + index * 100_000 + number)
+        @hypothesis_seed(int.from_bytes(hashlib.blake2b(b"%d/%d/%d" % (seed, index, number), digest_size=8).digest()))
         @settings(max_examples=size, database=None, phases=[Phase.generate], deadline=None,
                   suppress_health_check=list(HealthCheck))
         @given(lines=logs(5, 40), pick=st.integers(0, 2**32), variant_seed=st.integers(0, 2**32))
@@ -140,35 +142,69 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--out", default=str(HERE / "fuzz-failures"))
     parser.add_argument("--results", default=str(HERE / "RESULTS-fuzz.md"))
+    parser.add_argument("--summary", help="also write the run's summary as JSON here (for --merge)")
+    parser.add_argument("--merge", nargs="+", metavar="SUMMARY",
+                        help="add up the summaries of runs with different seeds (e.g. on several machines)")
+    parser.add_argument("--goal", type=int, default=1_000_000, help="inputs a merged report needs to PASS")
     args = parser.parse_args()
+    if args.merge:
+        runs = [json.loads(Path(path).read_text(encoding="utf-8")) for path in args.merge]
+        _report(_merged(runs), args.goal, args.results, runs)
+        return
     per = -(-args.inputs // args.workers)
     started = time.time()
     jobs = [(k, per, args.seed, args.out) for k in range(args.workers)]
     with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
         results = pool.map(_worker, jobs)
     wall = time.time() - started
-    total = sum(int(r["inputs"]) for r in results)  # type: ignore[call-overload]
     failures = [r["failure"] for r in results if r["failure"]]
     summary = {
-        "inputs": total, "bytes": sum(int(r["bytes"]) for r in results),  # type: ignore[call-overload]
+        "inputs": sum(int(r["inputs"]) for r in results),  # type: ignore[call-overload]
+        "bytes": sum(int(r["bytes"]) for r in results),  # type: ignore[call-overload]
         "large_inputs": sum(int(r["large"]) for r in results),  # type: ignore[call-overload]
         "max_seconds_per_input": round(max(float(r["max_s"]) for r in results), 3),  # type: ignore[arg-type]
         "max_seconds_per_mb": round(max(float(r["max_s_per_mb"]) for r in results), 3),  # type: ignore[arg-type]
         "worst": max(results, key=lambda r: float(r["max_s_per_mb"])).get("worst"),  # type: ignore[arg-type]
         "slow_inputs": sum(int(r.get("slow", 0)) for r in results),  # type: ignore[call-overload]
         "failures": failures, "wall_seconds": round(wall), "workers": args.workers, "seed": args.seed,
+        "command": f"python benchmarks/fuzz.py --inputs {args.inputs} --workers {args.workers} --seed {args.seed}",
     }
     print(json.dumps(summary, indent=2))
-    verdict = "PASS" if total >= args.inputs and not failures and not summary["slow_inputs"] else "FAIL"
-    Path(args.results).write_text(
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    sys.exit(_report(summary, args.inputs, args.results, [summary]))
+
+
+def _merged(runs: list[dict]) -> dict:
+    """Runs with distinct seeds explore distinct inputs, so their counts add up and their worsts take the max."""
+    worst = max(runs, key=lambda r: float(r["max_seconds_per_mb"]))
+    return {
+        "inputs": sum(r["inputs"] for r in runs), "bytes": sum(r["bytes"] for r in runs),
+        "large_inputs": sum(r["large_inputs"] for r in runs),
+        "max_seconds_per_input": max(r["max_seconds_per_input"] for r in runs),
+        "max_seconds_per_mb": worst["max_seconds_per_mb"], "worst": worst["worst"],
+        "slow_inputs": sum(r["slow_inputs"] for r in runs), "failures": [f for r in runs for f in r["failures"]],
+        "wall_seconds": sum(r["wall_seconds"] for r in runs), "workers": [r["workers"] for r in runs],
+        "seed": [r["seed"] for r in runs],
+    }
+
+
+def _report(summary: dict, goal: int, results: str, runs: list[dict]) -> int:
+    """Write RESULTS-fuzz.md: PASS only for `goal` inputs or more with no failure and no slow input."""
+    if len({r["seed"] for r in runs}) < len(runs):  # each batch's seed hashes (seed, worker, batch)
+        raise SystemExit("two runs share a seed: they fuzzed the same inputs, so their counts do not add up")
+    verdict = "PASS" if summary["inputs"] >= goal and not summary["failures"] and not summary["slow_inputs"] else "FAIL"
+    commands = "\n".join(f"    {r.get('command', r['seed'])}   ({r['inputs']:,} inputs, {r['wall_seconds']} s)"
+                         for r in runs)
+    Path(results).write_text(
         "# Fuzz benchmark (benchmarks/fuzz.py)\n\n"
-        f"`python benchmarks/fuzz.py --inputs {args.inputs} --workers {args.workers} --seed {args.seed}`\n\n"
-        f"{verdict}: {total:,} inputs ({summary['bytes']:,} bytes, {summary['large_inputs']} of 1-4 MB), "
-        f"{len(failures)} failures, slowest input {summary['max_seconds_per_input']} s, "
-        f"worst {summary['max_seconds_per_mb']} s per MB (inputs under 1 MB counted as 1 MB), "
-        f"{wall / 60:.0f} min on {args.workers} worker(s).\n\n```json\n{json.dumps(summary, indent=2)}\n```\n",
+        f"{commands}\n\n"
+        f"{verdict}: {summary['inputs']:,} inputs ({summary['bytes']:,} bytes, {summary['large_inputs']} of 1-4 MB), "
+        f"{len(summary['failures'])} failures, slowest input {summary['max_seconds_per_input']} CPU s, "
+        f"worst {summary['max_seconds_per_mb']} CPU s per MB (inputs under 1 MB counted as 1 MB), "
+        f"{summary['slow_inputs']} inputs over 1 s per MB.\n\n```json\n{json.dumps(summary, indent=2)}\n```\n",
         encoding="utf-8")
-    sys.exit(0 if verdict == "PASS" else 1)
+    return 0 if verdict == "PASS" else 1
 
 
 if __name__ == "__main__":
