@@ -150,11 +150,13 @@ def test_a_rank_marker_inside_a_line_is_not_a_rank_of_the_job():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["", "  ", "12:00:01 ", "x ", "\x1b[0m"]), st.integers(0, 40),
+@given(st.lists(st.tuples(st.sampled_from(["", "  ", "12:00:01 ", "x "]), st.integers(0, 40),
                           st.sampled_from(["", " step", " [rank7] tail", "[Rank 9] x", " [default5]"]),
                           st.sampled_from(["\n", "\r", "\r\n"])), min_size=1, max_size=30))
 def test_fast_engines_count_the_ranks_that_open_lines(parts):
-    # every engine counts a rank only where its marker is the first rank marker of a line (a CR ends one)
+    # every engine counts a rank only where its marker is the first rank marker of a line (a CR ends one). Lines
+    # without anchors: on a line an anchor hits (a colour code is one) an engine may stop looking, since the
+    # whole line is then framed and parsed, and the parser names its rank
     from denpex.catalog import load
     from denpex.scan.engines import best_engine
 

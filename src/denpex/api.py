@@ -17,9 +17,11 @@ from denpex.ingest.reading import Reading
 from denpex.model import Diagnosis
 
 DEFAULT_CONTEXT = 100
-# Below this many bytes the simple path (every line through the matcher, ~25 us a line) is as fast as
-# building the scanner and starts sooner; the fast path (denpex.scan.fast) is imported only above it.
-FAST_PATH_BYTES = 1 << 20
+# Below this many bytes the simple path (every line through the matcher, 7-25 us a line) costs little and
+# starts sooner: a pasted traceback never imports the fast path (denpex.scan.fast). Above it the fast path
+# wins even on small logs (the corpus: 0.38 vs 0.47 CPU s), and only it collapses repeated lines: 1 MB of
+# 2-byte lines took the simple path 3.3 s, the fast path 6 ms.
+FAST_PATH_BYTES = 64 << 10
 ENGINES = ("auto", "lines", "hyperscan", "re2", "python")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry, Signature
 from denpex.model import Line
-from denpex.scan.linear_regex import Searcher, compile_linear
+from denpex.scan.linear_regex import LiteralSet, Searcher, compile_linear
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +82,10 @@ class _Compiled:
         return self.regex.search(subject)
 
 
+# from this length on, a line's anchors are found in one pass rather than tested one by one
+_LONG_LINE = 16 << 10
+
+
 class LineMatcher:
     """Finds the signatures that hit one line. Anchors are plain substrings (lower-cased when ignore_case)."""
 
@@ -104,6 +108,13 @@ class LineMatcher:
         # a cheap first gate: a line shorter than the shortest anchor cannot hit
         anchors = [c.anchor for c in self._plain + self._folded]
         self._min_len = min((len(a) for a in anchors), default=0)
+        self._sets: tuple[LiteralSet, LiteralSet] | None = None  # built at the first long line
+
+    def _present(self, text: str, lowered: str) -> tuple[set[int] | None, set[int] | None]:
+        """For a long line: the indexes of the plain and folded anchors it holds, each found in one pass."""
+        if self._sets is None:
+            self._sets = (LiteralSet([c.anchor for c in self._plain]), LiteralSet([c.anchor for c in self._folded]))
+        return self._sets[0].present(text), self._sets[1].present(lowered)
 
     def match(self, line: Line) -> list[Hit]:
         text = line.text
@@ -112,8 +123,14 @@ class LineMatcher:
         confirmed_hits: dict[str, Hit] = {}
         anchor_only: dict[str, Hit] = {}
         lowered: str | None = None
-        for group in (self._plain, self._folded):
-            for compiled in group:
+        present: tuple[set[int] | None, set[int] | None] = (None, None)
+        if len(text) > _LONG_LINE:
+            lowered = text.lower()
+            present = self._present(text, lowered)
+        for group, holds in ((self._plain, present[0]), (self._folded, present[1])):
+            for index, compiled in enumerate(group):
+                if holds is not None and index not in holds:
+                    continue
                 known = confirmed_hits.get(compiled.entry.id)
                 if known is not None and len(known.signature.anchor) >= len(compiled.signature.anchor):
                     continue

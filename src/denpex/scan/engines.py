@@ -70,6 +70,28 @@ _DIGITS_BRACKET = re.compile(rb"(\d{1,5})\]")
 _MAX_RANK = 65535
 
 
+def _line_end(data: bytes, end: int) -> int:
+    newline = data.find(b"\n", end)
+    return len(data) if newline < 0 else newline
+
+
+def _rest_of_line(data: bytes, start: int, end: int, tracebacks: list[int]) -> int:
+    """Where to look for the next hit after an anchor at data[start:end]: the end of its line.
+
+    One hit makes the whole line a candidate, and the line matcher reads all of it, so further hits on the line
+    add nothing (a 2 MB line of `Error Error ...` cost 270,000 match objects). Only traceback headers, which
+    place the lines after them, are still collected from the rest of the line.
+    """
+    if end - start == len(TRACEBACK) and data.startswith(TRACEBACK, start):
+        tracebacks.append(start)
+    line_end = _line_end(data, end)
+    header = data.find(TRACEBACK, end, line_end)
+    while header >= 0:
+        tracebacks.append(header)
+        header = data.find(TRACEBACK, header + 1, line_end)
+    return line_end
+
+
 def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int], set[int]]:
     """(accepted, rejected) ranks of `markers` ((start offset, rank), sorted by offset).
 
@@ -132,14 +154,16 @@ class PythonEngine:
                 found.append(start + len(anchor))
                 if anchor == TRACEBACK:
                     tracebacks.append(start)
-                start = data.find(anchor, start + 1)
+                    start = data.find(anchor, start + 1)
+                else:
+                    start = data.find(anchor, _line_end(data, start + len(anchor)))
         if self._folded:
             lowered = data.lower()
             for anchor in self._folded:
                 start = lowered.find(anchor)
                 while start >= 0:
                     found.append(start + len(anchor))
-                    start = lowered.find(anchor, start + 1)
+                    start = lowered.find(anchor, _line_end(data, start + len(anchor)))
         return ScanResult(found, sorted(tracebacks), _ranks_in(data))
 
 
@@ -214,16 +238,21 @@ class Re2Engine:
         found: list[int] = []
         tracebacks: list[int] = []
         markers: list[tuple[int, int]] = []
-        for match in self._plain.finditer(data):
-            text = match.group()
-            if text[-1:] == b"]" and (marker := _RANK_MARKER.fullmatch(text)):
-                markers.append((match.start(), int(marker.group(1))))
+        search = self._plain.search
+        pos = 0
+        while (match := search(data, pos)) is not None:
+            start, end = match.span()
+            if data[end - 1] == 0x5D and (marker := _RANK_MARKER.fullmatch(data, start, end)):  # b"]"
+                markers.append((start, int(marker.group(1))))
+                pos = end
                 continue
-            found.append(match.end())
-            if text == TRACEBACK:
-                tracebacks.append(match.start())
+            found.append(end)
+            pos = _rest_of_line(data, start, end, tracebacks)
         if self._folded is not None:
-            found.extend(match.end() for match in self._folded.finditer(data))
+            search, pos = self._folded.search, 0
+            while (match := search(data, pos)) is not None:
+                found.append(match.end())
+                pos = _line_end(data, match.end())
         if not self._ranks_inline or len(self._known) > self._MAX_KNOWN:
             return ScanResult(found, tracebacks, _ranks_in(data))
         # every occurrence of a rank not yet known matched, so a rank rejected here stays unknown, not lost
