@@ -185,6 +185,37 @@ def test_a_detail_mismatch_report_names_the_rank_that_differs():
     assert root.rank == label["initiating_rank"] and root.rank_reason.startswith("named in the message")
 
 
+@pytest.mark.parametrize("reporter", ["0", "2"])
+def test_one_ranks_gloo_timeout_names_the_ring_peer_it_waited_on(reporter):
+    # torchrun --log-dir, rank 1 hung (round-1 test split, real run): one rank's file alone. Rank 0 timed out on a
+    # recv (gloo's ring all_reduce receives from rank + 1), rank 2 on a send (it sends to rank - 1): both name rank 1
+    case = TESTS / "blind" / "test" / "run-torchrun-logdir-hang"
+    label = json.loads((case / "label.json").read_text())
+    (path,) = (case / "ranks").glob(f"*/attempt_0/{reporter}/stderr.log")
+    root = diagnose(str(path)).root_cause
+    assert root.entry_id == "gloo-collective-timeout" and root.fields["op"] == ("recv" if reporter == "0" else "send")
+    assert root.rank == label["initiating_rank"] == 1 and root.rank_evidence == "waited_on"
+
+
+def test_a_ring_peer_that_reported_a_timeout_itself_is_not_the_culprit():
+    # four ranks, rank 3 hung: rank 1's recv waited on rank 2, which was only waiting on rank 3 in turn
+    from denpex.analyze.attribution import _ring_peer
+    from denpex.analyze.collect import Collector
+    from denpex.ingest.lines import build_line
+
+    collector = Collector(load())
+    case = DEV / "run-torchrun-hang"
+    for number, raw in enumerate((case / "log.txt").read_bytes().splitlines(), 1):
+        collector.feed(build_line(raw, "log.txt", number, number, None, None))
+    cands = [c for c in collector.result.candidates if c.finding.category == "dist.collective_timeout"]
+    reporters = {c.finding.evidence.rank for c in cands}
+    assert reporters == {0, 1, 2}
+    assert _ring_peer(cands, collector.result, reporters)[0] == 3
+    # alone, rank 1's report blames rank 2; with the others', rank 2 is a reporter and so only a link in the chain
+    ones = [c for c in cands if c.finding.evidence.rank == 1]
+    assert _ring_peer(ones, collector.result, {1})[0] == 2
+
+
 # -- more forms, from the logs collected after the split (dev-extra) ---------------------------------------------
 EXTRA = TESTS / "blind" / "dev-extra"
 
@@ -378,3 +409,18 @@ def test_a_colab_traceback_hands_its_header_to_the_line_that_states_the_error():
 def test_an_exception_sentence_ending_in_a_colon_keeps_the_evidence():
     root = diagnose(DEV3 / "gh-xformers-1263" / "log.txt", engine="lines").root_cause
     assert root.evidence.text.startswith("NotImplementedError: No operator found for")
+
+
+def test_the_world_size_a_job_prints_is_read_on_every_path():
+    # `initialized process group backend=gloo world_size=4` (a real gloo run); `local_world_size` is not the job's
+    from denpex.analyze.collect import Collector
+    from denpex.ingest.lines import build_line
+
+    collector = Collector(load())
+    for number, text in enumerate([b"[rank0]: local_world_size=2", b"[rank0] world_size=4 ready"], 1):
+        collector.feed(build_line(text, "x.log", number, number, None, None))
+    assert collector.result.world_size == 4
+    log = CORPUS / "generated" / "gen-dist-rank3-straggler" / "log.txt"
+    assert b"world_size=4" in log.read_bytes()
+    for engine in ("lines", "auto"):
+        assert diagnose(str(log), engine=engine).root_cause.rank == 3

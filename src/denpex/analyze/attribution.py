@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.model import Finding, Role
+from denpex.scan.linear_regex import compile_linear
 
 _TIMEOUT_CATEGORY = "dist.collective_timeout"
 
@@ -117,6 +118,50 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     return root
 
 
+_RING_CONTEXT = 40  # lines before a timeout report searched for the collective it was in (its traceback)
+
+
+def _ring_peer(cands: list[Candidate], collection: Collection,
+               reporters: set[int | None]) -> tuple[int, int, str] | None:
+    """(rank, votes, collective): the rank that the timeout reports of a ring collective waited on.
+
+    The catalog says, per entry (`ring_peer`), which peer an operation waits on. A peer that reported a timeout
+    itself was only waiting further down the ring. Without a printed world size a peer past either end of the
+    ranks seen is not guessed, except the next rank up: a silent last rank is the straggler itself.
+    """
+    seen = [r for r in list(collection.ranks) + list(reporters) if r is not None]
+    size = collection.world_size
+    votes: dict[int, int] = {}
+    collective = ""
+    for cand in cands:
+        ring = cand.entry.ring_peer if cand.entry is not None else None
+        rank = cand.finding.evidence.rank
+        if ring is None or rank is None or cand.finding.category != _TIMEOUT_CATEGORY:
+            continue
+        offset = ring.offsets.get(str(cand.finding.fields.get(ring.field, "")))
+        if offset is None:
+            continue
+        own = [ln.text for ln in cand.finding.context_before[-_RING_CONTEXT:]
+               if ln.file == cand.finding.evidence.file and ln.rank in (rank, None)]
+        found = next((m for m in map(compile_linear(ring.collective).search, own) if m), None)
+        if found is None:
+            continue
+        peer = rank + offset
+        if size is not None and size > max(seen, default=0):
+            peer %= size
+        elif peer < 0 or peer > max(seen, default=0) + 1:
+            continue
+        if peer in reporters or peer == rank:
+            continue
+        votes[peer] = votes.get(peer, 0) + 1
+        collective = collective or ("DDP's gradient all_reduce" if "backward" in found.group() else "all_reduce")
+    if not votes:
+        return None
+    best = max(votes.values())
+    top = [peer for peer, count in votes.items() if count == best]
+    return (top[0], best, collective) if len(top) == 1 else None
+
+
 _SAME_FAILURE_REACH = 20  # lines after a rankless decisive line where a ranked report of it still counts
 
 
@@ -151,6 +196,15 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
                 finding.rank_reason = (
                     f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
                     f"{span(sorted(reporters))}: the others waited for it"
+                )
+                return
+            ring = _ring_peer(cands, collection, reporters)
+            if ring is not None:
+                finding.initiating_rank, votes, collective = ring
+                finding.rank_evidence = "waited_on"
+                finding.rank_reason = (
+                    f"{votes} rank(s) timed out in {collective} waiting on rank {ring[0]} (gloo's ring: each rank "
+                    f"receives from the next rank and sends to the previous one); rank {ring[0]} reported no timeout"
                 )
                 return
             slow = _behind_in_steps(collection, reporters)

@@ -17,6 +17,7 @@ from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
 from denpex.model import Evidence, Finding, Line, RankState, Role
 from denpex.scan.engine import Hit, LineMatcher
+from denpex.scan.engines import WORLD_SIZE_WORDS
 
 KEEP_PER_KEY = 3  # occurrences kept in full per (entry, rank); later ones are only counted
 AFTER_LINES = 30  # lines kept after a finding's evidence (details like op/shapes live there)
@@ -80,6 +81,7 @@ class Collection:
     progress: StreamProgress = field(default_factory=StreamProgress)  # training steps per stream (file, rank)
     repeated_lines: int = 0  # copies of analysed candidate lines that were only counted (scan.repeats)
     notes: list[str] = field(default_factory=list)  # what reading the input ran into (ingest.reading)
+    world_size: int | None = None  # the largest `world_size=N` / `world size: N` the job printed
 
 
 class Collector:
@@ -107,6 +109,12 @@ class Collector:
         self._repeat_key: int | None = None  # the key (scan.repeats) of the line being fed
         self._counts_of_key: dict[tuple[str, int], set[tuple[str, int | None, Role]]] = {}
 
+    def _note_world_size(self, body: str) -> None:
+        for found in _WORLD_SIZE.finditer(body):
+            size = int(found.group(1))
+            if size > 0 and (self.result.world_size is None or size > self.result.world_size):
+                self.result.world_size = size
+
     # -- streaming -----------------------------------------------------------------------------
     def feed(self, line: Line, match: bool = True, repeat_key: int | None = None) -> None:
         """match=False: context only, no finding from this line: the scanner found no candidate in it, or it
@@ -114,6 +122,8 @@ class Collector:
         only counted, add to the counts of the findings it gave."""
         self.result.lines_read += 1
         self._repeat_key = repeat_key
+        if match and ("orld" in line.body or "ORLD" in line.body):
+            self._note_world_size(line.body)
         ring = self._rings.get(line.file)
         if ring is None:
             ring = self._rings[line.file] = deque(maxlen=max(self.context, 3))
@@ -418,6 +428,11 @@ class Collector:
 
 # fields that name the rank a message is about (not the rank that printed it): `rank`, `ranks`, `culprit_rank`,
 # `culprit_ranks` (a list such as `1, 3`: the lowest is named first)
+# The job's size as launchers and training scripts print it (`world_size=4`, `World size: 8`, `WORLD_SIZE=2`);
+# not `local_world_size`. The scanners frame every line holding one of the words.
+_WORLD_SIZE = re.compile(r"(?<![\w.])(?:" + "|".join(WORLD_SIZE_WORDS) + r")\b\W{0,3}(\d{1,6})\b")
+
+
 RANK_FIELDS = ("culprit_rank", "culprit_ranks", "rank", "ranks")
 _NUMBER = re.compile(r"\d+")
 

@@ -36,6 +36,11 @@ def entry_markdown(entry: Entry) -> str:
         for sig in entry.signatures:
             regex = f" — regex `{sig.regex}`" if sig.regex else ""
             out.append(f"- anchor `{sig.anchor}`{regex}")
+    if entry.ring_peer:
+        ring = entry.ring_peer
+        peers = ", ".join(f"`{op}`: rank {offset:+d}" for op, offset in ring.offsets.items())
+        out += ["", f"Initiating rank: the peer a report waited on, by its `{ring.field}` ({peers}, modulo the world "
+                f"size), when the lines before it match `{ring.collective}`."]
     if entry.graph_break_ids:
         out += ["", "Dynamo graph-break ids: " + ", ".join(f"`{g}`" for g in entry.graph_break_ids)]
     if entry.fixtures:

@@ -100,6 +100,7 @@ def load(directory: str | None = None) -> Catalog:
 # the nested dataclasses of an entry, by field: rebuilt from the cache's plain JSON (data, never code)
 _NESTED = {"signatures": schema.Signature, "details": schema.Detail, "refinements": schema.Refinement,
            "siblings": schema.Sibling, "fixtures": schema.Fixture}
+_NESTED_ONE = {"ring_peer": schema.RingPeer}  # optional single tables
 
 
 def _rebuilt(cls: type, data: dict[str, Any]) -> Any:
@@ -117,6 +118,8 @@ def _rebuilt(cls: type, data: dict[str, Any]) -> Any:
     for name, value in data.items():
         if cls is Entry and name in _NESTED:
             value = [_rebuilt(_NESTED[name], item) for item in value]
+        elif cls is Entry and name in _NESTED_ONE and value is not None:
+            value = _rebuilt(_NESTED_ONE[name], value)
         object.__setattr__(obj, name, value)
     return obj
 

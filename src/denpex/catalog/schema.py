@@ -128,6 +128,24 @@ class Refinement:
 
 
 @dataclass(frozen=True)
+class RingPeer:
+    """The rank a report waited on, from the topology of the collective it was in.
+
+    gloo's ring all_reduce (gloo/allreduce.cc) has rank r receive from r+1 and send to r-1, and a send completes
+    only once its peer posted the receive: `Timed out waiting ... for recv` on rank r waited on rank r+1, for
+    `send` on rank r-1. Reports about a rank that itself reported are chain effects, not the culprit.
+    """
+
+    __pydantic_config__ = _STRICT
+    field: str  # the finding's field that names the operation (`op`)
+    offsets: dict[str, int]  # operation -> the peer's offset from the reporting rank, modulo the world size
+    collective: str  # regex over the reporting rank's lines before the report: the collective `offsets` hold for
+
+    def __post_init__(self) -> None:
+        _check_regex(self.collective, "ring_peer.collective")
+
+
+@dataclass(frozen=True)
 class Sibling:
     __pydantic_config__ = _STRICT
     id: str
@@ -174,6 +192,7 @@ class Entry:
     siblings: list[Sibling] = field(default_factory=list)
     fixtures: list[Fixture] = field(default_factory=list)
     graph_break_ids: list[str] = field(default_factory=list)
+    ring_peer: RingPeer | None = None  # for reports of a wait: which peer the reporting rank waited on
     references: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -26,8 +26,10 @@ from denpex.catalog.loader import Catalog
 # a colour code inside an anchor (`CUDA \x1b[1mout of memory`) hides it from a byte scan, and framing the
 # line strips the codes before the matcher reads it, as on the line path.
 TRACEBACK = b"Traceback (most recent call last)"
+# the words of a job's size (`world_size=4`): which rank a ring collective's timeout waited on needs it
+WORLD_SIZE_WORDS = ("world_size", "world size", "WORLD_SIZE", "World size")
 STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed",
-                       b".cpp:", b"\x1b")
+                       b".cpp:", b"\x1b", *(word.encode() for word in WORLD_SIZE_WORDS))
 # A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
 # The rank-marker forms every engine looks for; the first starts nearly every line of a torchrun log.
 _RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
