@@ -74,6 +74,8 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
     frames = cand.block.frames if cand.block is not None else []
     after = [ln.text for ln in cand.finding.context_after if same_stream(ln)]
     for refinement in entry.refinements:
+        if refinement.evidence is not None and not compile_linear(refinement.evidence).search(ev.text):
+            continue
         # the traceback the finding belongs to, and `within` lines on each side of it
         window = before[-refinement.within :] + frames + [ev.text] + after[: refinement.within]
         when = compile_linear(refinement.when)

@@ -122,9 +122,13 @@ class Refinement:
     when: str  # regex searched in the lines around the evidence
     entry: str
     within: Annotated[int, Interval(ge=1, le=5000)] = 200
+    # regex the evidence line itself must match too: the kind of error (an OS error, whatever its wording),
+    # where `when` gives the place it was raised (a compiler launch)
+    evidence: str | None = None
 
     def __post_init__(self) -> None:
         _check_regex(self.when, "refine")
+        _check_regex(self.evidence, "refine.evidence")
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,8 @@ class Entry:
     # entry explains under them (user code vs PyTorch's compiler internals, told apart by the last frame)
     # "process_exit" entries file a command that `denpex run` saw fail when no line of its output explains it
     # "rank_silence" entries file the one rank that printed nothing while its peers report losing it
-    matched_by: Literal["signature", "uncaught_exception", "process_exit", "rank_silence"] = "signature"
+    # "refinement" entries are reached only through other entries' `refine` rules (a kind of error in a place)
+    matched_by: Literal["signature", "uncaught_exception", "process_exit", "rank_silence", "refinement"] = "signature"
     # for "uncaught_exception" entries: the layer whose unexplained exceptions this entry files (each layer
     # falls back to its own generic entry: analyze/layers.py tells which layer raised an exception)
     fallback_for: Literal["compiler", "lowering", "triton", "distributed", "cuda", "user"] | None = None

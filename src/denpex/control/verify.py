@@ -76,8 +76,8 @@ def before_from_entry(entry_id: str, catalog: Catalog) -> Before:
         hint = f" (did you mean: {', '.join(close[:5])})" if close else " (see `denpex catalog`)"
         raise DenpexInputError(f"no catalog entry {entry_id!r}{hint}")
     if entry.matched_by != "signature":
-        raise DenpexInputError(f"{entry_id} has no signature of its own (it files uncaught exceptions): "
-                               "use --log OLD.log")
+        raise DenpexInputError(f"{entry_id} has no signature of its own (it files uncaught exceptions or "
+                               "re-filed findings): use --log OLD.log")
     quotes = [s.regex or s.anchor for s in entry.signatures]
     return Before("entry", entry.id, None, quotes, f"catalog entry {entry.id}")
 
