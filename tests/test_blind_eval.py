@@ -18,7 +18,7 @@ BLIND = TESTS / "blind"
 TARGET = 0.90
 # the figures measured at the end of the session that built the split (test: 95 cases); raise them as they rise
 FLOORS = {
-    "test": {"category": 0.89, "decisive_line": 0.91, "rank": 0.75, "verdict": 0.92},
+    "test": {"category": 0.92, "decisive_line": 0.94, "rank": 0.75, "verdict": 0.95},
     "dev": {"category": 0.97, "decisive_line": 0.97, "rank": 0.95, "verdict": 0.97},
     "dev-extra": {"category": 0.94, "decisive_line": 0.98, "rank": 0.90, "verdict": 0.98},
     # round 2 (collected 2026-12-01, seed 20261202): test2 was never tuned on, its misses were not read
@@ -27,6 +27,8 @@ FLOORS = {
     # round 3 (collected 2026-12-01, seed 20261203): test3 was scored by totals only, never tuned on
     "dev3": {"category": 0.98, "decisive_line": 0.98, "rank": 0.94, "verdict": 1.00},
     "test3": {"category": 0.94, "decisive_line": 0.89, "rank": 0.77, "verdict": 0.98},
+    # round 4 (12 real H200 runs, 2026-12-01, held out whole: no dev half): scored by totals only
+    "test4": {"category": 1.00, "decisive_line": 0.91, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -67,12 +69,13 @@ def test_rates_hold_their_floor(half, check):
 # Healthy logs that are known not to come back clean, per folder: open work, kept visible. test3's is unread (the
 # folder is blind: its misses are not looked at while the analysis changes), so only the count is recorded.
 KNOWN_NOT_CLEAN = {"test3": 1}
+HEALTHY_AT_LEAST = {"test4": 0}  # round 4 holds GPU failure runs only
 
 
 def test_healthy_logs_are_all_clean(half):
     name, score = half
     healthy = [r for r in score.results if r.label.get("category") == "none"]
-    assert len(healthy) >= 5, name
+    assert len(healthy) >= HEALTHY_AT_LEAST.get(name, 5), name
     not_clean = [(r.case, r.category, r.evidence) for r in healthy if r.verdict != "clean"]
     if name in KNOWN_NOT_CLEAN:
         # counted, not listed (a blind folder's misses stay unread); fewer is progress: lower the count
