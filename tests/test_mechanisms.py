@@ -424,3 +424,30 @@ def test_the_world_size_a_job_prints_is_read_on_every_path():
     assert b"world_size=4" in log.read_bytes()
     for engine in ("lines", "auto"):
         assert diagnose(str(log), engine=engine).root_cause.rank == 3
+
+
+def test_a_long_lines_anchors_found_in_one_pass_are_those_tested_one_by_one(monkeypatch):
+    # lines over 16 KiB get their anchors from one RE2::Set pass; it must find what testing each anchor finds
+    import random
+
+    from denpex.scan import engine as engine_module
+
+    matcher = LineMatcher(load())
+    anchors = [c.anchor for c in matcher._plain] + [c.anchor.upper() for c in matcher._folded]
+    rng = random.Random(7)
+    lines = []
+    for _ in range(6):
+        words = [rng.choice(anchors) if rng.random() < 0.05 else "x" * rng.randint(1, 40) for _ in range(1000)]
+        lines.append(_line("[rank1]: " + " ".join(words)))
+    lines.append(_line("[rank0]: " + "y" * 20_000 + " " + OOM_LINE))
+    assert all(len(line.text) > engine_module._LONG_LINE for line in lines)
+
+    def found(line):
+        return sorted((h.entry.id, h.signature.anchor, h.confirmed, tuple(sorted(h.fields.items())))
+                      for h in matcher.match(line))
+
+    in_one_pass = [found(line) for line in lines]
+    monkeypatch.setattr(engine_module, "_LONG_LINE", 1 << 30)
+    one_by_one = [found(line) for line in lines]
+    assert in_one_pass == one_by_one and all(in_one_pass)
+    assert any(hit[0] == "cuda-oom" for hit in in_one_pass[-1])
