@@ -46,6 +46,9 @@ _SHIPPER_STAMP = re.compile(
     r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? +"
     r"(?=\[(?:rank|default|Rank )?\d|\[\d+,\d+\]<|[IWEF]\d{3,4} \d\d:\d\d)"
 )
+# a line-number gutter that a paste from a viewer or editor kept (`  39 [rank0]:W0103 07:39:55.109000 ...`): a
+# number and spaces, dropped only before a prefix we parse, like the shipper's clock
+_GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}(?=\[(?:rank|default|Rank )?\d|\[\d+,\d+\]<|[IWEF]\d{3,4} \d\d:\d\d)")
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
     r"""^(?:
@@ -160,6 +163,8 @@ def parse(text: str, year: int | None = None) -> Header:
     local_from_launcher: int | None = None
     srun_label: int | None = None
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
+    if rest[:1] in " 0123456789" and (gutter := _GUTTER.match(rest)):
+        rest = rest[gutter.end() :]
     if rest[:1].isdigit() and (stamp := _SHIPPER_STAMP.match(rest)) and not _PYLOG.match(rest):
         rest = rest[stamp.end() :]
     if rest.startswith(">"):  # a log quoted in an e-mail or a markdown thread: `> KeyError: 'RANK'`
