@@ -462,3 +462,11 @@ def test_a_pasted_line_number_gutter_does_not_hide_the_header():
     assert (head.rank, head.level) == (0, "W") and head.body.startswith("out of resource")
     assert parse("  36   triton_bmm_36 0.0072 ms 100.0%").level is None  # no header after the number: kept as is
     assert parse("03: [rank3]: x").rank == 3  # srun's label is not a gutter
+
+
+def test_a_glog_record_with_an_iso_clock_keeps_its_level():
+    # a logging config that put a full ISO date-time in the glog slot (gh-gpustack-2710, a real thread)
+    head = parse("E2025-08-13T11:34:14+08:00.677000 8929 torch/_inductor/select_algorithm.py:2100] [1/0] Runtime "
+                 "error during autotuning: ")
+    assert (head.level, head.pid, head.origin) == ("E", 8929, "torch/_inductor/select_algorithm.py:2100")
+    assert head.timestamp is not None and head.body.startswith("Runtime error during autotuning")

@@ -52,7 +52,11 @@ _GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}(?=\[(?:rank|default|Rank )?\d|\[\d+,
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
     r"""^(?:
-        \[?(?P<level>[DIWEF])(?P<md>\d{3,4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?(?:(?P<pid>\d+)\s+)?
+        \[?(?P<level>[DIWEF])(?:(?P<md>\d{3,4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?
+          # the same record with a full ISO date-time for its clock (a logging config that swaps the format's
+          # time): `E2025-08-13T11:34:14+08:00.677000 8929 torch/_inductor/select_algorithm.py:2100]`
+          | (?P<isoclock>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?(?:\.\d+)?)\s+
+        )(?:(?P<pid>\d+)\s+)?
       | \[(?P<level2>[DIWEF])\s+                              # old c10 logs: [E ProcessGroupNCCL.cpp:821]
     )(?P<where>[\w./\-]+:\d+)\]\s?""",
     re.VERBOSE,
@@ -208,6 +212,8 @@ def parse(text: str, year: int | None = None) -> Header:
             md = found.group("md")
             # c10's own logger prints (month * 100 + day) unpadded: `[F205 18:19:06...` is 5 February
             head.timestamp = _month_day_time(int(md[:-2]), int(md[-2:]), found.group("time"), year)
+        elif found.group("isoclock"):
+            head.timestamp, head.year = _iso_time(re.sub(r"[+-]\d\d:\d\d(?=\.|$)|Z", "", found.group("isoclock")))
         if found.group("pid"):
             head.pid = int(found.group("pid"))
         rest = rest[found.end() :]
