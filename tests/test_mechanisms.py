@@ -470,3 +470,14 @@ def test_a_glog_record_with_an_iso_clock_keeps_its_level():
                  "error during autotuning: ")
     assert (head.level, head.pid, head.origin) == ("E", 8929, "torch/_inductor/select_algorithm.py:2100")
     assert head.timestamp is not None and head.body.startswith("Runtime error during autotuning")
+
+
+def test_a_qualified_exception_line_alone_was_raised_not_logged():
+    # gh-pytorch-114483 (a real thread) is one line, `torch._dynamo.exc.Unsupported: Tensor.item`: under fullgraph
+    # the graph break was raised, so the graph-break entry is the fatal cause, not a warning
+    text = (TESTS / "blind" / "test" / "gh-pytorch-114483" / "log.txt").read_text()
+    root = diagnose(text=text).root_cause
+    assert root.entry_id == "graph-break-item" and root.fatal and root.role is Role.CAUSE
+    # the same words after a logger's header are a record the job went on after
+    logged = diagnose(text="W0103 07:39:55.109000 353787 torch/_dynamo/x.py:1] " + text)
+    assert logged.verdict is not Verdict.FAILURE

@@ -27,6 +27,7 @@ _COMPILER_CALL = re.compile(r"in (?:call_user_compiler|_call_user_compiler|compi
 _ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|[Ee]xception|[Aa]bort(?:ed|ing)?)\b")
 # a record that states an exception (`RuntimeError: ...`): logged, but whether it was survived is unknown
 _EXCEPTION_STATEMENT = re.compile(r"\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failed)\b")
+_RAISED_STATEMENT = re.compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*: \S")  # `torch._dynamo.exc.Unsupported: ...`
 _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
@@ -264,6 +265,13 @@ class Collector:
             # recovered (an autotuning choice dropped), or the program logged it as a warning: the job went on
             fatal = False
             role = Role.WARNING
+        elif (block is None and line.level is None and role is Role.WARNING and kind is not Kind.FRAME
+              and _RAISED_STATEMENT.match(line.body)):
+            # `torch._dynamo.exc.Unsupported: Tensor.item` alone (a paste's last line): Python prints a raised
+            # exception of a qualified class so, a logger or the warnings module never does; what a warning
+            # entry explains was raised here, not logged
+            fatal = True
+            role = Role.CAUSE
         elif handled and fatal and role is Role.WRAPPER:
             fatal = False  # the wrapper of a handled exception (Dynamo's suppress_errors record) wraps a warning
 
