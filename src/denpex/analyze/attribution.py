@@ -118,6 +118,36 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     return root
 
 
+def _waited_for(cands: list[Candidate], collection: Collection,
+                reporters: set[int | None]) -> tuple[int, str, str] | None:
+    """(rank, evidence kind, reason): the rank the ranks that reported a collective timeout were waiting for."""
+    known = set(collection.ranks) | reporters
+    missing = [r for r in range(0, max(r for r in known if r is not None) + 1) if r not in reporters]
+    if len(missing) == 1:
+        return missing[0], "absent_from_timeouts", (
+            f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
+            f"{span(sorted(r for r in reporters if r is not None))}: the others waited for it")
+    ring = _ring_peer(cands, collection, reporters)
+    if ring is not None:
+        peer, votes, collective = ring
+        return peer, "waited_on", (
+            f"{votes} rank(s) timed out in {collective} waiting on rank {peer} (gloo's ring: each rank receives "
+            f"from the next rank and sends to the previous one); rank {peer} reported no timeout")
+    slow = _behind_in_steps(collection, reporters)
+    if slow is not None:
+        rank, step, others = slow
+        return rank, "behind_in_steps", (
+            f"rank {rank} never logged a step past {step} while the ranks that timed out reached {others}: "
+            "it fell behind")
+    behind = _lowest_seq(cands)
+    if behind is not None:
+        rank, seq = behind
+        return rank, "lowest_sequence", (
+            f"every rank timed out, and rank {rank} is the only one stuck at the lowest collective sequence "
+            f"number ({seq}): the others had moved past it")
+    return None
+
+
 _RING_CONTEXT = 40  # lines before a timeout report searched for the collective it was in (its traceback)
 
 
@@ -187,44 +217,10 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             and c.finding.role is Role.COLLATERAL
             and c.finding.evidence.rank is not None
         }
-        if reporters:
-            known = set(collection.ranks) | reporters
-            missing = [r for r in range(0, max(known) + 1) if r not in reporters]
-            if len(missing) == 1:
-                finding.initiating_rank = missing[0]
-                finding.rank_evidence = "absent_from_timeouts"
-                finding.rank_reason = (
-                    f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
-                    f"{span(sorted(reporters))}: the others waited for it"
-                )
-                return
-            ring = _ring_peer(cands, collection, reporters)
-            if ring is not None:
-                finding.initiating_rank, votes, collective = ring
-                finding.rank_evidence = "waited_on"
-                finding.rank_reason = (
-                    f"{votes} rank(s) timed out in {collective} waiting on rank {ring[0]} (gloo's ring: each rank "
-                    f"receives from the next rank and sends to the previous one); rank {ring[0]} reported no timeout"
-                )
-                return
-            slow = _behind_in_steps(collection, reporters)
-            if slow is not None:
-                finding.initiating_rank, step, others = slow
-                finding.rank_evidence = "behind_in_steps"
-                finding.rank_reason = (
-                    f"rank {slow[0]} never logged a step past {step} while the ranks that timed out reached "
-                    f"{others}: it fell behind"
-                )
-                return
-            behind = _lowest_seq(cands)
-            if behind is not None:
-                finding.initiating_rank, seq = behind
-                finding.rank_evidence = "lowest_sequence"
-                finding.rank_reason = (
-                    f"every rank timed out, and rank {behind[0]} is the only one stuck at the lowest "
-                    f"collective sequence number ({seq}): the others had moved past it"
-                )
-                return
+        waited_for = _waited_for(cands, collection, reporters) if reporters else None
+        if waited_for is not None:
+            finding.initiating_rank, finding.rank_evidence, finding.rank_reason = waited_for
+            return
     if named_rank(finding.fields) is None:
         # a later line of the same message may name the rank it is about (`... did not receive grad for rank 3`)
         in_message = [named_rank(c.finding.fields) for c in cands if c.event == root.event and c is not root]
