@@ -159,8 +159,8 @@ def _ring_peer(cands: list[Candidate], collection: Collection,
     itself was only waiting further down the ring. Without a printed world size a peer past either end of the
     ranks seen is not guessed, except the next rank up: a silent last rank is the straggler itself.
     """
-    seen = [r for r in list(collection.ranks) + list(reporters) if r is not None]
-    size = collection.world_size
+    highest = max((r for r in list(collection.ranks) + list(reporters) if r is not None), default=0)
+    size = collection.world_size if collection.world_size is not None and collection.world_size > highest else None
     votes: dict[int, int] = {}
     collective = ""
     for cand in cands:
@@ -177,9 +177,9 @@ def _ring_peer(cands: list[Candidate], collection: Collection,
         if found is None:
             continue
         peer = rank + offset
-        if size is not None and size > max(seen, default=0):
+        if size is not None:
             peer %= size
-        elif peer < 0 or peer > max(seen, default=0) + 1:
+        elif peer < 0 or peer > highest + 1:
             continue
         if peer in reporters or peer == rank:
             continue

@@ -28,6 +28,9 @@ _ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|
 # a record that states an exception (`RuntimeError: ...`): logged, but whether it was survived is unknown
 _EXCEPTION_STATEMENT = re.compile(r"\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failed)\b")
 _RAISED_STATEMENT = re.compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*: \S")  # `torch._dynamo.exc.Unsupported: ...`
+# The job's size as launchers and training scripts print it (`world_size=4`, `World size: 8`, `WORLD_SIZE=2`);
+# not `local_world_size`. The scanners frame every line holding one of the words.
+_WORLD_SIZE = re.compile(r"(?<![\w.])(?:" + "|".join(WORLD_SIZE_WORDS) + r")\b\W{0,3}(\d{1,6})\b")
 _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
@@ -436,11 +439,6 @@ class Collector:
 
 # fields that name the rank a message is about (not the rank that printed it): `rank`, `ranks`, `culprit_rank`,
 # `culprit_ranks` (a list such as `1, 3`: the lowest is named first)
-# The job's size as launchers and training scripts print it (`world_size=4`, `World size: 8`, `WORLD_SIZE=2`);
-# not `local_world_size`. The scanners frame every line holding one of the words.
-_WORLD_SIZE = re.compile(r"(?<![\w.])(?:" + "|".join(WORLD_SIZE_WORDS) + r")\b\W{0,3}(\d{1,6})\b")
-
-
 RANK_FIELDS = ("culprit_rank", "culprit_ranks", "rank", "ranks")
 _NUMBER = re.compile(r"\d+")
 

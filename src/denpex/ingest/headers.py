@@ -42,13 +42,13 @@ _WORKER_RANK = re.compile(r"\b(?:TP|rank|Rank|RANK|worker|Worker)[_ ]?(\d+)\b")
 _QUOTE = re.compile(r"^(?:> )+(?=\S)")
 # a clock a log shipper or `ts` put before the job's own line: `18:19:06.687 [rank2]:[F205 ...`,
 # `2025-02-05T18:19:06.687Z W0205 18:19:08.782000 4021 ...`; only dropped before a prefix we parse
+_BEFORE_PARSED_PREFIX = r"(?=\[(?:rank|default|Rank )?\d|\[\d+,\d+\]<|[IWEF]\d{3,4} \d\d:\d\d)"
 _SHIPPER_STAMP = re.compile(
-    r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? +"
-    r"(?=\[(?:rank|default|Rank )?\d|\[\d+,\d+\]<|[IWEF]\d{3,4} \d\d:\d\d)"
+    r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? +" + _BEFORE_PARSED_PREFIX
 )
 # a line-number gutter that a paste from a viewer or editor kept (`  39 [rank0]:W0103 07:39:55.109000 ...`): a
 # number and spaces, dropped only before a prefix we parse, like the shipper's clock
-_GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}(?=\[(?:rank|default|Rank )?\d|\[\d+,\d+\]<|[IWEF]\d{3,4} \d\d:\d\d)")
+_GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}" + _BEFORE_PARSED_PREFIX)
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 _GLOG = re.compile(
     r"""^(?:

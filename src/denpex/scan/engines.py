@@ -107,8 +107,6 @@ def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int
     rejected: set[int] = set()
     line_start, searched_to, first_start = 0, 0, -1
     for start, rank in markers:
-        if start < searched_to:
-            continue
         newline = max(data.rfind(b"\n", searched_to, start), data.rfind(b"\r", searched_to, start))
         searched_to = start
         if newline >= 0 or first_start < 0:
