@@ -197,3 +197,25 @@ def test_colour_codes_inside_an_anchor_do_not_hide_it_on_the_fast_path(engine, t
     lines = diagnose(log, engine="lines")
     assert fast.root_cause is not None and fast.root_cause.entry_id == "cuda-oom"
     assert (fast.root_cause.evidence.line, fast.verdict) == (lines.root_cause.evidence.line, lines.verdict)
+
+
+def test_a_line_of_many_hits_is_skipped_without_losing_headers_or_ranks():
+    """Hyperscan stops reporting hits on a line after it has seen many (a 100 MB line of warnings cost one
+    callback per 27 bytes); traceback headers and the ranks opening CR segments of the line's rest still count."""
+    from denpex.catalog import load
+    from denpex.scan.engines import _ONE_LINE_HITS, _build, _ranks_in
+
+    hits = b"Error " * (_ONE_LINE_HITS * 3)
+    line = (b"[rank2]: " + hits + b"[rank7] not first " + hits + b"Traceback (most recent call last) "
+            + hits + b"\r[rank5]: a progress bar " + hits + b"\r\x1b[K [rank6] after a code " + hits + b"\n")
+    data = b"[rank0]: step 1\n" + line * 3 + b"[rank1]: step 2\n"
+    python = _build(load(), "python").fresh().scan(data)
+    assert python.ranks == _ranks_in(data) == {0, 1, 2, 5, 6}
+    for name in _engines():
+        found = _build(load(), name).fresh().scan(data)
+        assert found.ranks == python.ranks, name
+        assert sorted(set(found.tracebacks)) == sorted(set(python.tracebacks)), name
+        lines_hit = {data.count(b"\n", 0, end) for end in found.candidates}
+        assert lines_hit == {1, 2, 3}, name  # every line of hits is a candidate, the healthy ones are not
+        if name == "hyperscan":
+            assert len(found.candidates) < 3 * 4 * _ONE_LINE_HITS  # not one hit per `Error`

@@ -77,20 +77,29 @@ def _line_end(data: bytes, end: int) -> int:
     return len(data) if newline < 0 else newline
 
 
-def _rest_of_line(data: bytes, start: int, end: int, tracebacks: list[int]) -> int:
-    """Where to look for the next hit after an anchor at data[start:end]: the end of its line.
+def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tuple[int, int]]) -> int:
+    """Where to look for the next hit after one that ends at `end`: the end of its line.
 
     One hit makes the whole line a candidate, and the line matcher reads all of it, so further hits on the line
-    add nothing (a 2 MB line of `Error Error ...` cost 270,000 match objects). Only traceback headers, which
-    place the lines after them, are still collected from the rest of the line.
+    add nothing (a 2 MB line of `Error Error ...` cost 270,000 match objects, a 100 MB line of warnings one
+    Hyperscan callback per 27 bytes). Still collected from the rest of the line: traceback headers (they place
+    the lines after them) and the rank marker that opens each segment (the first marker of a line or after a
+    CR counts as a rank, see _leading_ranks; a later one in the same segment never does, so one search per
+    segment finds it). Headers and markers ending by `end` are the caller's.
     """
-    if end - start == len(TRACEBACK) and data.startswith(TRACEBACK, start):
-        tracebacks.append(start)
     line_end = _line_end(data, end)
-    header = data.find(TRACEBACK, end, line_end)
+    header = data.find(TRACEBACK, max(0, end - len(TRACEBACK) + 1), line_end)
     while header >= 0:
         tracebacks.append(header)
         header = data.find(TRACEBACK, header + 1, line_end)
+    segment = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end)) + 1
+    while segment < line_end:
+        carriage = data.find(b"\r", max(segment, end), line_end)
+        segment_end = line_end if carriage < 0 else carriage
+        first = _RANK_MARKER.search(data, segment, segment_end)
+        if first is not None and first.end() > end:  # ending by `end`, the scan reported it
+            markers.append((first.start(), int(first.group(1))))
+        segment = segment_end + 1
     return line_end
 
 
@@ -247,7 +256,9 @@ class Re2Engine:
                 pos = end
                 continue
             found.append(end)
-            pos = _rest_of_line(data, start, end, tracebacks)
+            if end - start == len(TRACEBACK) and data.startswith(TRACEBACK, start):
+                tracebacks.append(start)
+            pos = _rest_of_line(data, end, tracebacks, markers)
         if self._folded is not None:
             search, pos = self._folded.search, 0
             while (match := search(data, pos)) is not None:
@@ -292,6 +303,7 @@ def _cached_database(hyperscan: Any, key: object, patterns: Callable[[], tuple[l
 _DENSE_FORM, *_OTHER_FORMS = _RANK_FORMS
 _RANK_LIMIT = 4096
 _SWITCH_AT = 256  # hits of the other forms in one chunk
+_ONE_LINE_HITS = 64  # anchor hits after which a scan looks whether they all fell on one line
 
 
 class HyperscanEngine:
@@ -352,13 +364,19 @@ class HyperscanEngine:
         tracebacks: list[int] = []
         per_rank: list[tuple[int, int]] = []  # (start offset, rank) of the first marker of each rank
         other_forms: list[int] = []  # end offsets of "[Rank " / "[default" (sparse database only)
+        extra_markers: list[tuple[int, int]] = []  # markers in the skipped rests of lines of hits
         traceback_id = self._traceback_id
         rank_base = self._rank_base
         per_rank_base = self._per_rank_base
         forms = self._forms
         form_names = _RANK_FORMS[:forms]
 
-        def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
+        base = 0  # where the current scan call starts in data
+        checked = 0  # len(found) at the last look for a line of hits
+
+        def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> bool | None:
+            nonlocal checked
+            end += base
             if pattern_id >= per_rank_base:
                 rank, form = divmod(pattern_id - per_rank_base, forms)
                 per_rank.append((end - len(form_names[form]) - len(b"%d]" % rank), rank))
@@ -368,9 +386,23 @@ class HyperscanEngine:
                 found.append(end)
                 if pattern_id == traceback_id:
                     tracebacks.append(end - len(TRACEBACK))
+                if len(found) - checked >= _ONE_LINE_HITS:
+                    # that many hits with no newline between them: one line of hits, skip its rest
+                    first, checked = found[checked], len(found)
+                    return data.find(b"\n", first, end) < 0
+            return None
 
-        self._db.scan(data, match_event_handler=on_match, scratch=self._scratch)
-        markers = per_rank.copy()
+        view = memoryview(data)
+        while True:
+            try:
+                self._db.scan(view[base:] if base else data, match_event_handler=on_match, scratch=self._scratch)
+                break
+            except self._hs.ScanTerminated:
+                base = _rest_of_line(data, found[-1], tracebacks, extra_markers)
+                checked = len(found)
+                if base >= len(data):
+                    break
+        markers = per_rank + extra_markers
         for end in other_forms:
             digits = _DIGITS_BRACKET.match(data, end)
             if digits:
