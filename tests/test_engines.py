@@ -219,3 +219,21 @@ def test_a_line_of_many_hits_is_skipped_without_losing_headers_or_ranks():
         assert lines_hit == {1, 2, 3}, name  # every line of hits is a candidate, the healthy ones are not
         if name == "hyperscan":
             assert len(found.candidates) < 3 * 4 * _ONE_LINE_HITS  # not one hit per `Error`
+
+
+@pytest.mark.parametrize("heads_later", [True, False])
+def test_a_rank_named_mid_line_before_its_own_lines_is_still_found(heads_later):
+    """`[rank6]: 14:55:19 [rank3] INFO` (a logger's own rank field after the launcher's prefix) before rank 3's
+    own lines: Hyperscan reports a rank's literal once per chunk, and that first one is not a line's first."""
+    from denpex.catalog import load
+    from denpex.scan.engines import _build, _ranks_in
+
+    lines = [b"[rank6]: 2026-11-29 14:55:19,437 [rank3] INFO step %d\n" % k for k in range(50)]
+    lines += [b"[rank1]: step 1 [rank3] again\r[rank2]: a redraw\n"]
+    if heads_later:
+        lines += [b"[rank3]: 2026-11-29 14:55:20,001 [rank3] INFO step 51\n"]
+    data = b"".join(lines)
+    expected = {1, 2, 3, 6} if heads_later else {1, 2, 6}
+    assert _ranks_in(data) == expected
+    for name in _engines():
+        assert _build(load(), name).fresh().scan(data).ranks == expected, name

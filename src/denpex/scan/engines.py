@@ -126,6 +126,29 @@ def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int
     return {r for r in accepted if r <= _MAX_RANK}, rejected - accepted
 
 
+def _opens_a_segment(data: bytes, rank: int) -> bool:
+    """Does some marker of `rank` come first on its line (a CR starts a new one)? Stops at the first that does.
+
+    Nearly always an occurrence at a line's start answers at once. The walk is O(data) at worst: each search
+    stops at the previous occurrence, and an occurrence on the same line as the previous one is never first.
+    """
+    previous = -1
+    for marker in re.finditer(_RANK_PREFIX + b"%d\\]" % rank, data):
+        start = marker.start()
+        lo = previous + 1 if previous >= 0 else 0
+        line_end = max(data.rfind(b"\n", lo, start), data.rfind(b"\r", lo, start))
+        previous = start
+        if line_end < 0 and lo > 0:  # on the line of the previous occurrence, after it
+            continue
+        segment = line_end + 1
+        if segment == start:
+            return True
+        first = _RANK_MARKER.search(data, segment, marker.end())
+        if first is not None and first.start() == start:
+            return True
+    return False
+
+
 def _ranks_in(data: bytes) -> set[int]:
     """Every rank whose marker opens the markers of some line of `data` (the exact pass).
 
@@ -410,10 +433,11 @@ class HyperscanEngine:
                 markers.append((end - len(form), int(digits.group(1))))
         markers.sort()
         ranks, rejected = _leading_ranks(data, markers)
-        if rejected & {rank for _, rank in per_rank}:
-            # a single-match literal reported only a rank's first marker, and it was not at the head of its
-            # line: a later one may be, so this chunk gets the exact pass
-            ranks = _ranks_in(data)
+        hidden = rejected & {rank for _, rank in per_rank}
+        if hidden:
+            # a single-match literal reported only a rank's first marker, and it was not the first of its line
+            # (`[rank6]: 14:55:19 [rank3] INFO`): a later one may be
+            ranks |= {rank for rank in hidden if _opens_a_segment(data, rank)}
         if len(other_forms) >= _SWITCH_AT and not self._dense:
             self._use(dense=True)
         # past the per-rank literals: a job with rank 4095 has more ranks (ranks are 0..N-1), so from the

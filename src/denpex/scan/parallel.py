@@ -108,7 +108,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
             if before_end is None and own_end <= pos + len(chunk):
                 before_end = finder.lines_read + count_newlines(chunk, 0, own_end - pos)
             own = (max(0, own_start - pos), max(0, min(len(chunk), own_end - pos)))
-            nul = chunk.count(0, *own) if own[1] > own[0] else 0
+            nul = chunk.count(0, *own) if own[1] > own[0] and chunk.find(0, *own) >= 0 else 0  # find: memchr
             if nul:
                 first_nul = first_nul if first_nul is not None else pos + chunk.index(0, *own)
                 nul_bytes += nul

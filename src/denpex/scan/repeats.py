@@ -65,15 +65,22 @@ def _names_a_rank(raw: bytes, head: int) -> bool:
     return any(raw.find(word, head) >= 0 for word in _RANK_WORDS)
 
 
-def _repeat_keys(lines: list[bytes]) -> list[int]:
+def _repeat_keys(lines: list[bytes], region: tuple[bytes, int, int] | None = None, whole: bool = False) -> list[int]:
     """repeat_key of each line, with the per-line work in C: a dense chunk has one candidate per line.
 
     Masking changes digits only, so where the rank prefix ends, and whether the message names a rank, are
-    properties of the masked text: they are worked out once per distinct masked line.
+    properties of the masked text: they are worked out once per distinct masked line. `region` (data, start,
+    end) holds every line: when it has no colour code or CR, no line needs one looked for (one memchr each);
+    `whole`: the lines are all of the region's, split at newlines.
     """
-    if any(map(_HAS_ESC, lines)) or any(map(_HAS_CR, lines)):
+    plain = region is not None and region[0].find(b"\x1b", *region[1:]) < 0 and region[0].find(b"\r", *region[1:]) < 0
+    if not plain and (any(map(_HAS_ESC, lines)) or any(map(_HAS_CR, lines))):
         lines = list(map(shown_bytes, lines))
-    masked = list(map(methodcaller("translate", _MASK_DIGITS), lines))
+    if plain and whole:  # the lines are the region split: mask it in one pass
+        data, start, end = region
+        masked = data[start:end].translate(_MASK_DIGITS).split(b"\n")
+    else:
+        masked = list(map(methodcaller("translate", _MASK_DIGITS), lines))
     heads: dict[bytes, int] = {}
     naming: set[bytes] = set()
     for m in set(masked):
@@ -144,7 +151,7 @@ class RepeatFilter:
         path judges lines the same way (key first), so both agree.
         """
         lines = chunk[start:last_nl].split(b"\n")
-        keys = _repeat_keys(lines)
+        keys = _repeat_keys(lines, (chunk, start, last_nl), whole=True)
         seen, skipped, settled = self.seen, self.skipped, self.settled
         known = list(map(seen.__contains__, keys))
         copies = sum(known)
@@ -174,22 +181,25 @@ class RepeatFilter:
         return DenseScan(kept, heads, result.ranks, copies + len(kept), len(lines) - len(fresh), len(lines))
 
     def _admit_sparse(self, chunk: bytes, ends: list[int]) -> list[int]:
-        kept: list[int] = []
+        """The first end on each line, its line looked up alone; keys made in one batch, admitted in order."""
+        firsts: list[int] = []
+        lines: list[bytes] = []
         line_end = -1
         for end in ends:
-            if end <= line_end:  # another hit on the line just decided
+            if end <= line_end:  # another hit on the line just found
                 continue
             start = chunk.rfind(b"\n", 0, end) + 1
             line_end = chunk.find(b"\n", end - 1)
-            if self.admit(repeat_key(chunk[start:line_end])):
-                kept.append(end)
-        return kept
+            firsts.append(end)
+            lines.append(chunk[start:line_end])
+        admit = self.admit
+        return [end for end, key in zip(firsts, _repeat_keys(lines), strict=True) if admit(key)]
 
     def _admit_dense(self, chunk: bytes, ends: list[int], start: int, last_nl: int) -> list[int]:
         raws = chunk[start:last_nl].split(b"\n")
         line_ends = list(accumulate(map(_ONE, map(len, raws)), initial=start))[1:]  # past each line's newline
         by_line = dict(zip(map(bisect.bisect_left, repeat(line_ends), ends), ends, strict=True))  # line: an end on it
-        keys = _repeat_keys(list(map(raws.__getitem__, by_line)))
+        keys = _repeat_keys(list(map(raws.__getitem__, by_line)), (chunk, start, last_nl))
         counts = Counter(keys)
         seen, skipped = self.seen, self.skipped
         if len(seen) + len(counts) > MAX_KEYS:  # the table fills up: one at a time, in order
