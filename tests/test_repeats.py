@@ -32,15 +32,15 @@ def test_the_key_masks_digits_but_not_the_rank_prefix_nor_a_rank_named_in_the_me
     assert repeat_key(killed % 1) != repeat_key(killed % 2)
 
 
-def test_dense_and_sparse_chunks_admit_the_same_lines():
+def test_a_chunk_admits_the_same_lines_as_its_candidates_in_small_batches():
     lines = [WARN.format(r=i % 3, s=i % 60, us=i).encode() for i in range(3000)] + [b"RuntimeError: boom"]
     chunk = b"\n".join(lines) + b"\n"
     ends = [m.end() for m in re.finditer(rb"recompile_limit|Error", chunk)]
     dense, sparse = RepeatFilter(), RepeatFilter()
     kept_dense = dense.admit_chunk(chunk, ends)
     kept_sparse = []
-    for lo in range(0, len(ends), 50):  # 50 at a time: the one-by-one path
-        kept_sparse += sparse._admit_sparse(chunk, sorted(set(ends[lo:lo + 50])))
+    for lo in range(0, len(ends), 50):  # 50 at a time
+        kept_sparse += sparse._admit_lines(chunk, sorted(set(ends[lo:lo + 50])))
     assert len(kept_dense) == len(kept_sparse) == 4  # one warning per rank prefix, and the error
     assert dense.skipped == sparse.skipped and sum(dense.skipped.values()) == 2997
 

@@ -30,7 +30,6 @@ MAX_KEYS = 1 << 16  # distinct keys tracked per input; past this, new keys are a
 PREFIX_REACH = 24  # a rank prefix ends with "]" within this many bytes of the line's start
 _MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")  # length kept: `exit code 1` is not `exit code 137`
 _RANK_WORDS = (b"ank", b"ANK", b"rocess")  # rank, Rank, local_rank, RANK, process, Process
-_DENSE = 512  # candidates in one chunk above which lines are split once rather than searched one by one
 _ONE = (1).__add__
 _HAS_ESC = methodcaller("__contains__", b"\x1b")
 _HAS_CR = methodcaller("__contains__", b"\r")
@@ -137,9 +136,7 @@ class RepeatFilter:
         whole = sorted({e for e in ends if start < e <= last_nl})
         if not whole:
             return kept
-        if len(whole) <= _DENSE:
-            return self._admit_sparse(chunk, whole) + kept
-        return self._admit_dense(chunk, whole, start, last_nl) + kept
+        return self._admit_lines(chunk, whole) + kept
 
     def scan_dense(self, engine: CandidateEngine, chunk: bytes, start: int, last_nl: int) -> DenseScan:
         """Scan the whole lines chunk[start:last_nl] of a chunk dense with repeats, skipping every line whose
@@ -180,8 +177,11 @@ class RepeatFilter:
                     kept.append(line_starts[i] + len(lines[i]))  # the line's newline: a hit on that line
         return DenseScan(kept, heads, result.ranks, copies + len(kept), len(lines) - len(fresh), len(lines))
 
-    def _admit_sparse(self, chunk: bytes, ends: list[int]) -> list[int]:
-        """The first end on each line, its line looked up alone; keys made in one batch, admitted in order."""
+    def _admit_lines(self, chunk: bytes, ends: list[int]) -> list[int]:
+        """The first end on each line, its line looked up alone; keys made in one batch, admitted in order.
+
+        Looking each line up (two C searches) beat splitting the chunk into lines at every density measured:
+        at 10% of lines a candidate, 0.85 vs 1.28 CPU s for 256 MiB; at 100%, the same."""
         firsts: list[int] = []
         lines: list[bytes] = []
         line_end = -1
@@ -194,25 +194,3 @@ class RepeatFilter:
             lines.append(chunk[start:line_end])
         admit = self.admit
         return [end for end, key in zip(firsts, _repeat_keys(lines), strict=True) if admit(key)]
-
-    def _admit_dense(self, chunk: bytes, ends: list[int], start: int, last_nl: int) -> list[int]:
-        raws = chunk[start:last_nl].split(b"\n")
-        line_ends = list(accumulate(map(_ONE, map(len, raws)), initial=start))[1:]  # past each line's newline
-        by_line = dict(zip(map(bisect.bisect_left, repeat(line_ends), ends), ends, strict=True))  # line: an end on it
-        keys = _repeat_keys(list(map(raws.__getitem__, by_line)), (chunk, start, last_nl))
-        counts = Counter(keys)
-        seen, skipped = self.seen, self.skipped
-        if len(seen) + len(counts) > MAX_KEYS:  # the table fills up: one at a time, in order
-            return [end for end, key in zip(by_line.values(), keys, strict=True) if self.admit(key)]
-        kept: list[int] = []
-        for key, n in counts.items():
-            if key in seen:
-                skipped[key] = skipped.get(key, 0) + n
-                continue
-            seen.add(key)  # its first line here is analysed, the others are copies
-            self.settled.add(key)
-            kept.append(keys.index(key))
-            if n > 1:
-                skipped[key] = skipped.get(key, 0) + n - 1
-        candidate_ends = list(by_line.values())
-        return [candidate_ends[i] for i in sorted(kept)]
