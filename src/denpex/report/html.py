@@ -133,9 +133,14 @@ def _rank_marks(rank: RankOut) -> list[tuple[str, EvidenceOut]]:
         marks.append(("warning", rank.first_warning))
     if rank.first_error is not None:
         marks.append(("error", rank.first_error))
-    if rank.last_line is not None and rank.last_line != rank.first_error:  # else the error mark says it
+    if rank.last_line is not None and not _same_line(rank.last_line, rank.first_error):  # else the error says it
         marks.append(("exit", rank.last_line))
     return marks
+
+
+def _same_line(a: EvidenceOut | None, b: EvidenceOut | None) -> bool:
+    """One line of the log (a rank's last line carries no timestamp where its first error does)."""
+    return a is not None and b is not None and (a.file, a.line) == (b.file, b.line)
 
 
 def _stamped(rank: RankOut) -> dict[tuple[str, int], float]:
@@ -241,9 +246,9 @@ def timeline(report: DiagnosisOut) -> Timeline | None:
 
 def _mark_title(kind: str, rank: RankOut, ev: EvidenceOut) -> str:
     what = {"warning": "first warning", "error": "first error", "exit": "last line"}[kind]
-    if kind == "error" and ev == rank.last_line:
+    if kind == "error" and _same_line(ev, rank.last_line):
         what += " and last line"
-    if kind != "warning" and ev == rank.last_line and rank.exit_code is not None:
+    if kind != "warning" and _same_line(ev, rank.last_line) and rank.exit_code is not None:
         what += f" (exit code {rank.exit_code})"
     return f"rank {rank.rank} {what}, {ev.file}:{ev.line}: {_cut(ev.text)}"
 
