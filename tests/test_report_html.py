@@ -48,7 +48,10 @@ def _denpex(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
 
 
 def _report(log: Path, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
-    """The HTML page written to a file, and the JSON report of the same log to check it against."""
+    """The HTML page written to a file, and the JSON report of the same log to check it against (a corpus
+    log is named relative to the repository, as a user in it would, so the screenshots show that)."""
+    if log.is_relative_to(REPO):
+        log = log.relative_to(REPO)
     done = _denpex("diagnose", "--format", "html", log)
     assert done.returncode in (0, 1, 3), done.stderr
     page = tmp_path / f"{log.parent.name}.html"
@@ -153,6 +156,20 @@ def test_ranks_without_timestamps_are_placed_by_line_number(tmp_path):
     page = _denpex("diagnose", "--format", "html", log).stdout
     assert "x axis: line number within each rank" in page
     assert page.count('<g class="row') == 4 and '<g class="row init" id="rank-2"' in page
+
+
+def test_with_doctor_what_the_probe_found_has_its_own_section():
+    """A C++ toolchain root cause always gets a doctor note (it confirms, finds a related problem, or finds
+    nothing here that explains it), whatever this machine has."""
+    from markupsafe import escape  # Jinja2's own escaping
+
+    log = GEN / "gen-cpp-missing-compiler" / "log.txt"
+    notes = json.loads(_denpex("diagnose", "--doctor", "--format", "json", log).stdout)["notes"]
+    doctor = [n for n in notes if n.startswith("doctor")]
+    page = _denpex("diagnose", "--doctor", "--format", "html", log).stdout
+    assert doctor and 'id="environment"' in page
+    section = page.split('id="environment"', 1)[1].split("</section>", 1)[0]
+    assert all(str(escape(n)) in section for n in doctor), (doctor, section)
 
 
 def test_the_template_is_autoescaped_and_never_marks_text_safe():
