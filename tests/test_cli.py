@@ -226,7 +226,7 @@ def test_python_m_denpex_diagnoses():
 
 def test_output_into_a_closed_pipe_is_quiet():
     """`denpex diagnose log | head -1` when head has gone: no BrokenPipeError noise, no traceback."""
-    for fmt in ("json", "markdown", "terminal"):
+    for fmt in ("json", "markdown", "terminal", "html"):
         proc = subprocess.Popen(
             [sys.executable, "-m", "denpex", "diagnose", "--format", fmt, os.fspath(FAILURE_LOG)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,

@@ -41,6 +41,7 @@ COMMANDS = [
     ["diagnose", "--format", "json", str(next(CASE.glob("*/log.txt")))],
     ["diagnose", "--redact", str(CORPUS / "realworld" / "gh-nccl-1405" / "log.txt")],
     ["diagnose", "--format", "markdown", "--example"],
+    ["diagnose", "--format", "html", "--example"],
     ["diagnose", "--doctor", "--example"],
     ["catalog"],
     ["explain", "cuda-oom"],

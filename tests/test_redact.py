@@ -87,7 +87,7 @@ def test_one_value_gets_one_placeholder_everywhere():
     assert second == "peer <host-1> at <ip-1> closed, <ip-2> too"
 
 
-@pytest.mark.parametrize("fmt", ["json", "markdown", "terminal"])
+@pytest.mark.parametrize("fmt", ["json", "markdown", "terminal", "html"])
 def test_every_format_is_redacted(fmt):
     case = CORPUS / "realworld" / "gh-nccl-1405" / "log.txt"
     plain = subprocess.run([sys.executable, "-m", "denpex", "diagnose", "--format", "json", os.fspath(case)],

@@ -20,7 +20,7 @@ HOSTILE = (b"ok line\n\x1b]2;pwned\x07\x1b[2J\x1b#8\x1bP1$r\x1b\\ RuntimeError: 
            b"was encountered \xc2\x9b31m \xc2\x9d0;title\x07\n")
 
 
-@pytest.mark.parametrize("fmt", ["terminal", "markdown"])
+@pytest.mark.parametrize("fmt", ["terminal", "markdown", "html"])
 def test_no_control_character_of_a_log_or_a_file_name_reaches_the_output(tmp_path, fmt):
     log = tmp_path / "run\x1b]2;title\x07.log"
     log.write_bytes(HOSTILE)

@@ -47,7 +47,8 @@ def cli() -> None:
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("inputs", nargs=-1)
 @click.option(
-    "--format", "fmt", type=click.Choice(["terminal", "json", "markdown"]), default="terminal", show_default=True
+    "--format", "fmt", type=click.Choice(["terminal", "json", "markdown", "html"]), default="terminal",
+    show_default=True,
 )
 @click.option("--context", "context", type=click.IntRange(0, 100000), default=100, show_default=True,
               help="Lines of context kept before the decisive line.")
@@ -118,6 +119,10 @@ def diagnose(
         from denpex.report.markdown import render as render_md
 
         click.echo(render_md(report, shown_before=shown), nl=False)
+    elif fmt == "html":
+        from denpex.report.html import render as render_html
+
+        click.echo(render_html(report, shown_before=shown), nl=False)
     else:
         from rich.console import Console
 
