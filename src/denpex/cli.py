@@ -134,22 +134,30 @@ def diagnose(
 @click.option("--format", "fmt", type=click.Choice(["terminal", "markdown", "json"]), default="terminal")
 @one_line_errors
 def explain(entry_id: str, fmt: str) -> None:
-    """Print a catalog entry: what it means, how to confirm, fix and verify it."""
+    """Print a catalog entry: what it means, how to confirm, fix and verify it.
+
+    ENTRY_ID is an id from `denpex catalog`, or a Dynamo graph-break id (GB0170, any case): then every entry
+    that carries it is printed (as a JSON list with --format json).
+    """
     from denpex.catalog import load
     from denpex.catalog.docs import entry_markdown
 
     catalog = load()
-    entry = catalog.get(entry_id)
-    if entry is None:
+    entries = catalog.explaining(entry_id)
+    if not entries and catalog.is_graph_break_id(entry_id):
+        known = ", ".join(sorted({g.upper() for e in catalog.entries for g in e.graph_break_ids}))
+        raise DenpexInputError(f"no catalog entry carries graph-break id {entry_id.upper()} (known: {known})")
+    if not entries:
         close = [e.id for e in catalog.entries if entry_id.lower() in e.id or entry_id.lower() in e.category]
         hint = f" (did you mean: {', '.join(close[:5])})" if close else " (see `denpex catalog`)"
         raise DenpexInputError(f"no catalog entry {entry_id!r}{hint}")
     if fmt == "json":
         from denpex.catalog.schema import validator
 
-        click.echo(validator().dump_json(entry, indent=2, by_alias=True).decode())
+        dumped = [json.loads(validator().dump_json(entry, by_alias=True)) for entry in entries]
+        click.echo(json.dumps(dumped if catalog.is_graph_break_id(entry_id) else dumped[0], indent=2))
         return
-    text = entry_markdown(entry)
+    text = "\n".join(entry_markdown(entry) for entry in entries)
     if fmt == "markdown":
         click.echo(text)
         return
@@ -177,14 +185,10 @@ def catalog_cmd(fmt: str, schema: bool) -> None:
                                 "fatal": e.fatal, "title": e.title} for e in entries], indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title=f"{len(entries)} catalog entries", title_justify="left")
-    for column in ("id", "category", "layer", "role", "title"):
-        table.add_column(column)
-    for e in entries:
-        table.add_row(e.id, e.category, e.layer, e.role, e.title)
-    Console().print(table)
+    from denpex.catalog.listing import render
+
+    render(entries, Console(highlight=False))
 
 
 @cli.command(name="eval")

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -145,7 +146,7 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
     console.print(Text(root.fix))
     console.print(Text("\nVerify", style="bold green"))
     if root.verify_setup:
-        console.print(_hanging([("  ", f"{root.verify_setup}, then run:")]))
+        console.print(Padding(Text(f"{root.verify_setup[:1].upper()}{root.verify_setup[1:]}, then run:"), (0, 2)))
     console.print(Text("\n".join(f"  {ln}" for ln in _shell_lines(root.verify, console.width - 2))))
     if root.siblings:
         console.print(Text("\nOther hypotheses and the control that separates them", style="bold"))
