@@ -10,12 +10,7 @@ import click
 from denpex import __version__
 from denpex.command_errors import one_line_errors, quiet_stdout
 from denpex.errors import DenpexInputError, ExitCode
-
-EXIT_CODES_HELP = """Exit codes: 0 clean, 1 failure found, 2 bad usage or input, 3 warnings only,
-4 eval below its thresholds, 70 internal error."""
-
-
-
+from denpex.exit_codes import epilog
 
 _CONTROL_COMMANDS = ("doctor", "run", "bisect", "verify")  # defined in denpex.control.commands
 
@@ -35,7 +30,7 @@ class _Commands(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("denpex"))
 @click.version_option(__version__, prog_name="denpex")
 def cli() -> None:
     """Find what failed first in a PyTorch 2 job's logs, why, how to fix it and how to prove the fix.
@@ -44,7 +39,7 @@ def cli() -> None:
     """
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+@cli.command(epilog=epilog("diagnose"))
 @click.argument("inputs", nargs=-1)
 @click.option(
     "--format", "fmt", type=click.Choice(["terminal", "json", "markdown"]), default="terminal", show_default=True
@@ -129,7 +124,7 @@ def diagnose(
     )
 
 
-@cli.command()
+@cli.command(epilog=epilog("explain"))
 @click.argument("entry_id")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "markdown", "json"]), default="terminal")
 @one_line_errors
@@ -167,7 +162,7 @@ def explain(entry_id: str, fmt: str) -> None:
     Console().print(Markdown(text))
 
 
-@cli.command(name="catalog")
+@cli.command(name="catalog", epilog=epilog("catalog"))
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of an entry file and exit.")
 @one_line_errors
@@ -191,7 +186,7 @@ def catalog_cmd(fmt: str, schema: bool) -> None:
     render(entries, Console(highlight=False))
 
 
-@cli.command(name="eval")
+@cli.command(name="eval", epilog=epilog("eval"))
 @click.argument("roots", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
 @click.option("--min-category", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")
