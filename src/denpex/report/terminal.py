@@ -17,7 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from denpex.report.display import made_visible
-from denpex.report.json_schema import DiagnosisOut, EvidenceOut, FindingOut, RankOut
+from denpex.report.json_schema import DiagnosisOut, EvidenceOut, FindingOut
+from denpex.report.ranks import cell_text, interesting_ranks
 from denpex.report.shorten import common_root, cut, shortened
 
 _VERDICT_STYLE = {"failure": "bold red", "warning": "bold yellow", "clean": "bold green"}
@@ -25,9 +26,7 @@ _SHOWN_BEFORE = 12  # lines of context shown by default in the terminal; JSON an
 _SHOWN_AFTER = 5
 _LINE_CHARS = 500  # of one context line; the decisive line is shown whole up to report.json_schema.shown()
 _PATH_CHARS = 40
-_CELL_CHARS = 160  # a table cell's text, before the table cuts it to the column
 _MAX_RANK_ROWS = 16
-_RANK_PREFIX = re.compile(r"^(?:\s*\[(?:default|rank)\d+\]:)+\s*")  # torchrun's --tee prefixes: the row says it
 
 
 class Gutter:
@@ -171,23 +170,6 @@ def _collateral(report: DiagnosisOut, console: Console, root_dir: str) -> None:
     )
 
 
-def error_text(ev: EvidenceOut | None) -> str:
-    """A rank's line as a table cell: its text without torchrun's rank prefixes, cut with "…"."""
-    if ev is None:
-        return "-"
-    return cut(_RANK_PREFIX.sub("", ev.text).strip() or ev.text.strip(), _CELL_CHARS)
-
-
-def interesting_ranks(report: DiagnosisOut, limit: int) -> list[RankOut]:
-    """Every rank when they fit in `limit` rows, else the initiating rank and the ranks with errors (`limit`)."""
-    if len(report.ranks) <= limit:
-        return report.ranks
-    root_rank = report.root_cause.rank if report.root_cause else None
-    picked = [r for r in report.ranks if r.rank == root_rank]
-    picked += [r for r in report.ranks if r.first_error is not None and r.rank != root_rank]
-    return sorted((picked or report.ranks)[:limit], key=lambda r: r.rank)
-
-
 def _ranks(report: DiagnosisOut, console: Console) -> None:
     if len(report.ranks) < 2:
         return
@@ -206,8 +188,8 @@ def _ranks(report: DiagnosisOut, console: Console) -> None:
         )
     )
     text_width = max(console.width - numbers - 16, 12)  # 16: a table's six borders and ten padding cells
-    errors = [Text(error_text(r.first_error)) for r in rows]
-    healthy = [Text(error_text(r.last_healthy)) for r in rows]
+    errors = [Text(cell_text(r.first_error)) for r in rows]
+    healthy = [Text(cell_text(r.last_healthy)) for r in rows]
     error_width = _share(max(t.cell_len for t in errors), max(t.cell_len for t in healthy), text_width)
     table.add_column("first error", no_wrap=True, overflow="ellipsis", max_width=error_width)
     table.add_column("last healthy line", no_wrap=True, overflow="ellipsis", max_width=text_width - error_width)
