@@ -27,6 +27,7 @@ _SHOWN_AFTER = 5
 _LINE_CHARS = 500  # of one context line; the decisive line is shown whole up to report.json_schema.shown()
 _PATH_CHARS = 40
 _MAX_RANK_ROWS = 16
+_PATH_IN_TEXT = re.compile(r"(?<![^\s(])(?:/|\.{0,2}/|\w:\\)[^\s:;,()]+")  # a file named in a note
 
 
 class Gutter:
@@ -155,7 +156,8 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
     _others(report, console, root_dir)
     if report.notes:
         console.print()
-        console.print(_hanging((("note:", note) for note in report.notes), label_style="yellow"))
+        notes = (_PATH_IN_TEXT.sub(lambda m: shortened(m[0], root_dir, _PATH_CHARS), n) for n in report.notes)
+        console.print(_hanging((("note:", note) for note in notes), label_style="yellow"))
 
 
 def _collateral(report: DiagnosisOut, console: Console, root_dir: str) -> None:
