@@ -15,7 +15,6 @@ from denpex import __version__
 from denpex.catalog import Catalog
 from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
 from denpex.model import Diagnosis, Evidence, Finding, Line
-from denpex.report.reasons import worded
 
 SCHEMA_VERSION = "1.1"
 
@@ -249,12 +248,6 @@ def _verify(entry: Entry, command_hint: str, log: str) -> tuple[str, str | None]
     return entry.verify_shown(command_hint), f"the log was read from {log}: save it to {SAVED_LOG} first"
 
 
-def _shown_lines(root: Finding) -> list[tuple[str, int]]:
-    """(text, line number) of the root cause's line and the context a report shows around it."""
-    around = [*root.context_before, *root.context_after]
-    return [(root.evidence.text, root.evidence.line)] + [(ln.text, ln.number) for ln in around]
-
-
 def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = YOUR_COMMAND) -> DiagnosisOut:
     root_out = None
     root = diagnosis.root_cause
@@ -264,7 +257,7 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = YOUR_COMMA
         verify, verify_setup = _verify(entry, command_hint, root.evidence.file)
         root_out = RootCauseOut(
             **_finding(root),
-            reason=worded(root.reason, root.title, _shown_lines(root), catalog),
+            reason=root.reason,
             rank_reason=root.rank_reason,
             rank_evidence=root.rank_evidence,
             host=diagnosis.ranks[root.rank].host if root.rank in diagnosis.ranks else None,
