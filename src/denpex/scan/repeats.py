@@ -64,34 +64,32 @@ def _names_a_rank(raw: bytes, head: int) -> bool:
     return any(raw.find(word, head) >= 0 for word in _RANK_WORDS)
 
 
-def _repeat_keys(lines: list[bytes], region: tuple[bytes, int, int] | None = None, whole: bool = False) -> list[int]:
+def _repeat_keys(lines: list[bytes], region: tuple[bytes, int, int] | None = None) -> list[int]:
     """repeat_key of each line, with the per-line work in C: a dense chunk has one candidate per line.
 
     Masking changes digits only, so where the rank prefix ends, and whether the message names a rank, are
     properties of the masked text: they are worked out once per distinct masked line. `region` (data, start,
-    end) holds every line: when it has no colour code or CR, no line needs one looked for (one memchr each);
-    `whole`: the lines are all of the region's, split at newlines.
+    end) holds every line: when it has no colour code or CR, no line needs one looked for (one memchr each).
     """
     plain = region is not None and region[0].find(b"\x1b", *region[1:]) < 0 and region[0].find(b"\r", *region[1:]) < 0
     if not plain and (any(map(_HAS_ESC, lines)) or any(map(_HAS_CR, lines))):
         lines = list(map(shown_bytes, lines))
-    if plain and whole:  # the lines are the region split: mask it in one pass
-        data, start, end = region
-        masked = data[start:end].translate(_MASK_DIGITS).split(b"\n")
-    else:
-        masked = list(map(methodcaller("translate", _MASK_DIGITS), lines))
+    # line by line, not the region in one pass: a 1 MB temporary per chunk is a fresh mmap each time, and its
+    # page faults cost more than the pass saves (2 GiB of one repeated line: +5 s of system time)
+    masked = list(map(methodcaller("translate", _MASK_DIGITS), lines))
     heads: dict[bytes, int] = {}
     naming: set[bytes] = set()
     for m in set(masked):
         head = heads[m] = m.find(b"]", 0, PREFIX_REACH) + 1
         if _names_a_rank(m, head):
             naming.add(m)
+    names = list(map(naming.__contains__, masked)) if naming else []
+    if names and all(names):  # every line names a rank or a process (an OOM line's `Process 4242 has ...`)
+        return list(map(hash, lines))
     keys = list(map(hash, zip(map(getitem, lines, map(slice, map(heads.__getitem__, masked))), masked,
                               strict=True)))
-    if naming:
-        for i, m in enumerate(masked):
-            if m in naming:
-                keys[i] = hash(lines[i])
+    for i in compress(range(len(keys)), names):  # those count only exact copies
+        keys[i] = hash(lines[i])
     return keys
 
 
@@ -148,7 +146,7 @@ class RepeatFilter:
         path judges lines the same way (key first), so both agree.
         """
         lines = chunk[start:last_nl].split(b"\n")
-        keys = _repeat_keys(lines, (chunk, start, last_nl), whole=True)
+        keys = _repeat_keys(lines, (chunk, start, last_nl))
         seen, skipped, settled = self.seen, self.skipped, self.settled
         known = list(map(seen.__contains__, keys))
         copies = sum(known)
