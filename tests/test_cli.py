@@ -21,12 +21,12 @@ CLEAN_LOG = GEN / "gen-neg-compile-benign-warnings" / "log.txt"
 RANKS_DIR = GEN / "gen-dist-rank2-keyerror-logdir" / "ranks"
 
 
-def run(*args: str | os.PathLike[str], stdin: bytes | None = None, module: bool = True):
+def run(*args: object, stdin: bytes | None = None, module: bool = True, columns: int = 120):
     exe = [sys.executable, "-m", "denpex"] if module else [str(Path(sys.executable).parent / "denpex")]
     env = {k: v for k, v in os.environ.items() if k != "DENPEX_DEBUG"}
-    env["COLUMNS"] = "120"
+    env["COLUMNS"] = str(columns)
     result = subprocess.run(
-        [*exe, *map(os.fspath, args)],
+        [*exe, *(os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args)],
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,

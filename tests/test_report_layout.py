@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 from rich.cells import cell_len
@@ -18,27 +15,13 @@ from denpex.catalog import load
 from denpex.exit_codes import EXIT_CODES
 from denpex.report.shorten import common_root, shortened
 from tests.conftest import CORPUS, REPO
+from tests.test_cli import run
 
 GEN = (CORPUS / "generated").relative_to(REPO)  # as a user types them, from the repository root
 LOGDIR = GEN / "gen-dist-rank2-keyerror-logdir"  # 4 ranks; log.txt's interleaved lines wrap at 80 columns
 REFILED = GEN / "gen-cache-corrupt-isa-probe-so" / "log.txt"  # a compiler error re-filed by a refinement
 GUTTER = re.compile(r"^ *\d+ [│▶] ")
 CONTINUATION = re.compile(r"^ +│ ")
-
-
-def run(*args: object, columns: int = 120, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "DENPEX_DEBUG"}
-    env["COLUMNS"] = str(columns)
-    done = subprocess.run(
-        [sys.executable, "-m", "denpex", *map(str, args)],
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        env=env,
-        cwd=REPO,
-        timeout=120,
-    )
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
 def _panel_body(out: str) -> list[str]:
