@@ -1,7 +1,7 @@
 """Triage and history reports for people: a terminal (Rich tables) and Markdown.
 
 All text from logs (decisive lines, job ids, paths, messages) is untrusted: every string passes through
-report.display.made_visible (no control character reaches a terminal), Rich markup is never interpreted in
+report.display.visible (no control character reaches a terminal), Rich markup is never interpreted in
 it (Text objects, not markup strings), and Markdown gets report.markdown's code spans and escaping.
 """
 
@@ -13,7 +13,7 @@ from rich.text import Text
 
 from denpex.fleet.history import FingerprintStats
 from denpex.fleet.schema import TriageOut
-from denpex.report.display import made_visible, visible
+from denpex.report.display import map_strings, visible
 from denpex.report.markdown import code, fence, plain
 
 SHOWN_LINE = 240  # the terminal shows this much of a normalised line; JSON and Markdown show all of it
@@ -25,6 +25,11 @@ def _hours(value: float | None) -> str:
 
 def _day(stamp: str) -> str:
     return stamp[:16].replace("T", " ")
+
+
+def made_visible(report: TriageOut) -> TriageOut:
+    """A copy with every string through display.visible (which walks dataclasses, not pydantic models)."""
+    return TriageOut.model_validate(map_strings(report.model_dump(), visible))
 
 
 def terminal(report: TriageOut, console: Console) -> None:

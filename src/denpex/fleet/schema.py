@@ -38,6 +38,7 @@ class GroupOut(BaseModel):
     first_seen: str = Field(description="ISO-8601: earliest job (manifest end, else start, else newest log file)")
     last_seen: str = Field(description="ISO-8601: latest job")
     example_jobs: list[str] = Field(description="up to 3 job ids, latest first")
+    jobs: list[str] = Field(description="every job id in the group, latest first")
     owners: list[str] = Field(description="owners the manifest names for these jobs, sorted")
     decisive_line: str = Field(description="the decisive line normalised: numbers, paths, hex, hosts, IPs masked")
     example_line: str = Field(description="the decisive line of the first example job, as it stands in its log")

@@ -1,4 +1,4 @@
-"""Diagnose many jobs, each with the library's `diagnose`, and group them by failure fingerprint.
+"""Diagnose many jobs with the library (as `denpex diagnose` reads them), group them by failure fingerprint.
 
 Why a process pool of whole jobs: jobs are independent and most are small, so one job per task keeps every
 core busy without the fast path's own pool (each job runs with workers=1); `workers=1` runs in this process
@@ -54,12 +54,15 @@ def diagnose_job(job: Job) -> JobResult:
         result.error = job.error
         return result
     try:
-        from denpex.api import diagnose
+        from denpex.api import diagnose_sources
         from denpex.catalog import load
+        from denpex.ingest import resolve
         from denpex.report.json_schema import build
 
         catalog = load()
-        report = build(diagnose(job.paths, catalog=catalog, workers=1), catalog)
+        # as `denpex diagnose` reads them: an empty or unreadable file among a job's logs is left out
+        sources = resolve(job.paths, left_out=[])
+        report = build(diagnose_sources(sources, catalog=catalog, workers=1), catalog)
     except DenpexInputError as exc:
         result.error = " ".join(str(exc).split())
         return result
@@ -160,6 +163,7 @@ def _group(members: list[JobResult], history: dict[str, RecurrenceOut] | None) -
         first_seen=latest[-1].seen_at.isoformat(timespec="seconds"),
         last_seen=first.seen_at.isoformat(timespec="seconds"),
         example_jobs=[r.job_id for r in latest[:EXAMPLES]],
+        jobs=[r.job_id for r in latest],
         owners=sorted({r.owner for r in members if r.owner}),
         decisive_line=first.normalised,
         example_line=first.line,
