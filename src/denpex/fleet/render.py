@@ -54,6 +54,9 @@ def terminal(report: TriageOut, console: Console) -> None:
             line = g.decisive_line if len(g.decisive_line) <= SHOWN_LINE else g.decisive_line[:SHOWN_LINE] + "…"
             console.print(Text(f"  line: {line}"))
             console.print(Text(f"  jobs: {', '.join(g.example_jobs)}{' …' if g.count > len(g.example_jobs) else ''}"))
+            if g.history:
+                recurring = "RECURRING: " if g.history.earlier_runs else ""
+                console.print(Text(f"  history: {recurring}{g.history.summary}", style="bold" if recurring else ""))
             console.print(Text(f"  fix: {' '.join(g.fix.split())}"))
             console.print(Text(f"  verify: {g.verify}"))
     if report.errors:
