@@ -181,13 +181,47 @@ def test_markdown_escapes_log_text(tmp_path: Path) -> None:
     assert "\u009b" not in terminal.stdout and "\x01" not in terminal.stdout and "\\x9b" in terminal.stdout
 
 
-def test_print_schema() -> None:
-    result = run("triage", "--print-schema")
-    schema = json.loads(result.stdout)
+def test_json_output_follows_its_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = json.loads(run("triage", "--print-schema").stdout)
     assert "groups" in schema["properties"] and "GroupOut" in schema["$defs"]
+    job = make_job(GPU / "gpu-cuda-oom", tmp_path)
+    report, _ = triage_json(job, tmp_path / "missing", "--db", tmp_path / "h.sqlite3")
+    jsonschema.validate(report, schema)
+    assert report["schema_version"] == "1.0" and report["groups"][0]["history"]["jobs"] == 1
 
 
 @pytest.mark.parametrize("args", [(), ("--workers", "0")])
 def test_bad_usage_is_one_line(args: tuple[str, ...]) -> None:
     result = run("triage", *args, "--no-history")
     assert result.returncode == 2 and result.stderr.count("\n") == 1
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    """stderr a pipe: nothing there; stderr a terminal (a pty): the bar, with its jobs/s column."""
+    import pty
+
+    jobs = tmp_path / "jobs"
+    for i in range(12):
+        make_job(GPU / "gpu-cuda-oom", jobs, f"job-{i:02d}")
+    piped = run("triage", jobs / "*", "--no-history", "--workers", "1")
+    assert piped.returncode == 1 and piped.stderr == ""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120"}
+    proc = subprocess.Popen([sys.executable, "-m", "denpex", "triage", str(jobs / "*"), "--no-history",
+                             "--workers", "1"], stdout=subprocess.PIPE, stderr=follower, env=env, cwd=REPO)
+    os.close(follower)
+    out, _ = proc.communicate(timeout=120)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.returncode == 1 and b"12 jobs" in out
+    assert b"triage" in seen and b"/12" in seen
