@@ -225,3 +225,16 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     os.close(leader)
     assert proc.returncode == 1 and b"12 jobs" in out
     assert b"triage" in seen and b"/12" in seen
+
+
+def test_folders_of_the_same_name_are_told_apart(tmp_path: Path) -> None:
+    for run_name in ("run-a", "run-b"):
+        make_job(GPU / "gpu-cuda-oom", tmp_path / run_name, "logs")
+    report, _ = triage_json(tmp_path / "run-*" / "logs", "--no-history")
+    assert report["errors"] == [] and report["groups"][0]["count"] == 2
+    assert sorted(report["groups"][0]["jobs"]) == [str(tmp_path / "run-a" / "logs"), str(tmp_path / "run-b" / "logs")]
+    csv = tmp_path / "m.csv"
+    csv.write_text(f"job_id,paths\nx,{tmp_path / 'run-a' / 'logs'}\nx,{tmp_path / 'run-b' / 'logs'}\n")
+    report, _ = triage_json(csv, "--no-history")
+    assert [e["message"] for e in report["errors"]] == [
+        f"job id 'x' given more than once (this one: {tmp_path / 'run-b' / 'logs'})"]

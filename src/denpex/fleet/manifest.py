@@ -35,7 +35,7 @@ class Job:
     start: datetime | None = None
     end: datetime | None = None
     error: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=dict)  # "given": the argument a folder job came from
 
     @property
     def gpu_hours(self) -> float | None:
@@ -68,15 +68,24 @@ def jobs_from_inputs(inputs: list[str]) -> list[Job]:
 def _folder_job(path: str) -> Job:
     """A folder (or file) on the command line: its name is the job id; its time is the newest log's."""
     name = Path(path.rstrip("/\\")).name or path
-    return Job(job_id=name, paths=[path])
+    return Job(job_id=name, paths=[path], extra={"given": path})
 
 
 def _unique(jobs: list[Job]) -> list[Job]:
-    seen: dict[str, int] = {}
+    """Folders of the same name (`runs/*/logs`) are told apart by their path as given; a manifest's
+    repeated job id is an error on the later rows."""
+    names: dict[str, int] = {}
     for job in jobs:
-        seen[job.job_id] = seen.get(job.job_id, 0) + 1
-        if seen[job.job_id] > 1 and job.error is None:
+        if "given" in job.extra:
+            names[job.job_id] = names.get(job.job_id, 0) + 1
+    for job in jobs:
+        if "given" in job.extra and names[job.job_id] > 1:
+            job.job_id = job.extra["given"]
+    seen: set[str] = set()
+    for job in jobs:
+        if job.job_id in seen and job.error is None:
             job.error = f"job id {job.job_id!r} given more than once (this one: {', '.join(job.paths)})"
+        seen.add(job.job_id)
     return jobs
 
 
