@@ -243,11 +243,7 @@ def eval_cmd(
         sys.exit(ExitCode.EVAL_BELOW_THRESHOLD)
 
 
-TRIAGE_EXIT_CODES = """Exit codes: 0 no job failed, 1 a job failed, 2 bad usage or no job could be diagnosed,
-3 warnings only, 5 the history database is corrupt, locked or newer (it is left as it is)."""
-
-
-@cli.command(epilog=TRIAGE_EXIT_CODES)
+@cli.command(epilog=epilog("triage"))
 @click.argument("jobs", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json", "markdown"]), default="terminal",
               show_default=True)
@@ -313,7 +309,7 @@ def triage(jobs: tuple[str, ...], fmt: str, workers: int | None, sort: str, db: 
     sys.exit(ExitCode.FAILURE if "failure" in verdicts else ExitCode.WARNINGS if verdicts else ExitCode.CLEAN)
 
 
-@cli.command(epilog=TRIAGE_EXIT_CODES)
+@cli.command(epilog=epilog("history"))
 @click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
               help="History database (default: $XDG_DATA_HOME/denpex/history.sqlite3).")
 @click.option("--entry", "entry_id", default=None, help="Only this catalog entry.")
