@@ -243,6 +243,108 @@ def eval_cmd(
         sys.exit(ExitCode.EVAL_BELOW_THRESHOLD)
 
 
+@cli.command(epilog=epilog("triage"))
+@click.argument("jobs", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json", "markdown"]), default="terminal",
+              show_default=True)
+@click.option("--workers", type=click.IntRange(1, 1024), default=None,
+              help="Processes diagnosing jobs (default: every core); 1 runs them in this process.")
+@click.option("--sort", type=click.Choice(["count", "gpu-hours", "recent"]), default="count", show_default=True,
+              help="How groups are ranked (the other two keys break ties).")
+@click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
+              help="History database (default: $XDG_DATA_HOME/denpex/history.sqlite3).")
+@click.option("--no-history", is_flag=True, help="Do not read or record the history.")
+@click.option("--db-timeout", type=click.FloatRange(0, 3600), default=10.0, show_default=True,
+              help="Seconds to wait for another process writing the history.")
+@click.option("--print-schema", is_flag=True, help="Print the JSON Schema of --format json and exit.")
+@one_line_errors
+def triage(jobs: tuple[str, ...], fmt: str, workers: int | None, sort: str, db: str | None, no_history: bool,
+           db_timeout: float, print_schema: bool) -> None:
+    """Diagnose many jobs and group them by failure: job folders, globs, or a manifest (.csv/.jsonl with
+    job_id, paths and optionally owner, gpus, start, end)."""
+    from pathlib import Path
+
+    from denpex.fleet.schema import TriageOut
+
+    if print_schema:
+        click.echo(json.dumps(TriageOut.model_json_schema(), indent=2))
+        return
+    from denpex.fleet import history as store
+    from denpex.fleet.manifest import jobs_from_inputs
+    from denpex.fleet.progress import JobProgress
+    from denpex.fleet.triage import record, run_jobs, summarise
+
+    job_list = jobs_from_inputs(list(jobs))
+    path = None if no_history else Path(db) if db else store.default_path()
+    if path is not None:
+        store.History(path, timeout=db_timeout).close()  # a corrupt or newer file: say so before the work
+    with JobProgress(len(job_list)) as progress:
+        results = run_jobs(job_list, workers, progress)
+    recurrence, failure = None, None
+    if path is not None:
+        try:
+            with store.History(path, timeout=db_timeout) as history:
+                recurrence = record(history, results)
+        except store.HistoryError as exc:
+            failure = exc
+    report = summarise(results, sort, recurrence, str(path) if path is not None and failure is None else None)
+    if fmt == "json":
+        click.echo(report.model_dump_json(indent=2))
+    elif fmt == "markdown":
+        from denpex.fleet.render import markdown
+
+        click.echo(markdown(report), nl=False)
+    else:
+        from rich.console import Console
+
+        from denpex.fleet.render import terminal
+
+        terminal(report, Console(highlight=False))
+    if failure is not None:
+        raise failure
+    verdicts = {g.verdict for g in report.groups}
+    if not report.diagnosed:
+        click.echo(f"denpex: error: none of the {report.jobs} jobs could be diagnosed", err=True)
+        sys.exit(ExitCode.BAD_INPUT)
+    sys.exit(ExitCode.FAILURE if "failure" in verdicts else ExitCode.WARNINGS if verdicts else ExitCode.CLEAN)
+
+
+@cli.command(epilog=epilog("history"))
+@click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
+              help="History database (default: $XDG_DATA_HOME/denpex/history.sqlite3).")
+@click.option("--entry", "entry_id", default=None, help="Only this catalog entry.")
+@click.option("--since", "since", type=click.FloatRange(0), default=None, help="Only jobs seen in the last DAYS.")
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True)
+@click.option("--db-timeout", type=click.FloatRange(0, 3600), default=10.0, show_default=True)
+@one_line_errors
+def history(db: str | None, entry_id: str | None, since: float | None, fmt: str, db_timeout: float) -> None:
+    """List the failure fingerprints `denpex triage` recorded: jobs, first and last seen."""
+    from pathlib import Path
+
+    from denpex.fleet import history as store
+    from denpex.fleet.schema import FingerprintOut, HistoryOut
+
+    path = Path(db) if db else store.default_path()
+    stats: list[store.FingerprintStats] = []
+    if path.exists():  # reading never creates the file
+        with store.History(path, timeout=db_timeout, readonly=True) as opened:
+            stats = opened.stats(entry_id=entry_id, since=None if since is None else store.since_days(since))
+    if fmt == "json":
+        click.echo(HistoryOut(db=str(path), fingerprints=[
+            FingerprintOut(fingerprint=s.fingerprint, entry_id=s.entry_id, category=s.category, decisive_line=s.line,
+                           jobs=s.jobs, first_seen=s.first_seen.isoformat(), last_seen=s.last_seen.isoformat(),
+                           gpu_hours=s.gpu_hours, summary=s.summary()) for s in stats]).model_dump_json(indent=2))
+        return
+    from rich.console import Console
+
+    from denpex.fleet.render import history_terminal
+
+    if not path.exists():
+        click.echo(f"no history recorded yet ({path})")
+        return
+    history_terminal(stats, str(path), Console(highlight=False))
+
+
 def _usage_line(exc: click.UsageError) -> str:
     """click's multi-line usage error as one line: what was wrong and where to read more."""
     ctx = exc.ctx

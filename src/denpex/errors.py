@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2  # bad usage or unreadable/unsupported input
     WARNINGS = 3  # only non-fatal problems (graph breaks, recompiles, eager fallback)
     EVAL_BELOW_THRESHOLD = 4  # `denpex eval --min-*` figures not met
+    HISTORY = 5  # the triage history database is corrupt, locked, or from a newer Denpex (it is left as it is)
     INTERNAL = 70  # a bug in Denpex (EX_SOFTWARE)
 
 

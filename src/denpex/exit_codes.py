@@ -12,6 +12,7 @@ from denpex.errors import ExitCode
 _BAD_INPUT = (int(ExitCode.BAD_INPUT), "bad usage or input: one line on stderr, no traceback")
 _INTERNAL = (int(ExitCode.INTERNAL), "internal error, a bug in Denpex (DENPEX_DEBUG=1 shows the traceback)")
 _INTERRUPTED = (130, "interrupted (Ctrl-C)")
+_HISTORY = (int(ExitCode.HISTORY), "the history file is corrupt, not Denpex's, newer, or locked: left as it is")
 
 # command name ("denpex" for the root) -> (code, meaning); a code is an int, or a word for `run`'s pass-through
 EXIT_CODES: dict[str, tuple[tuple[int | str, str], ...]] = {
@@ -21,6 +22,7 @@ EXIT_CODES: dict[str, tuple[tuple[int | str, str], ...]] = {
         _BAD_INPUT,
         (int(ExitCode.WARNINGS), "diagnose: warnings only"),
         (int(ExitCode.EVAL_BELOW_THRESHOLD), "eval: below a --min-* threshold"),
+        (int(ExitCode.HISTORY), "triage, history: the history file is unusable (corrupt, locked, newer)"),
         _INTERNAL,
         _INTERRUPTED,
     ),
@@ -49,6 +51,16 @@ EXIT_CODES: dict[str, tuple[tuple[int | str, str], ...]] = {
         _INTERNAL,
         _INTERRUPTED,
     ),
+    "triage": (
+        (int(ExitCode.CLEAN), "no job failed"),
+        (int(ExitCode.FAILURE), "a job failed"),
+        (int(ExitCode.BAD_INPUT), "bad usage or input, or no job could be diagnosed: one line on stderr"),
+        (int(ExitCode.WARNINGS), "warnings only"),
+        _HISTORY,
+        _INTERNAL,
+        _INTERRUPTED,
+    ),
+    "history": ((int(ExitCode.CLEAN), "the history was listed"), _BAD_INPUT, _HISTORY, _INTERNAL, _INTERRUPTED),
     "run": (
         ("N", "the command's own exit code"),
         ("128+N", "a signal N killed the command"),
