@@ -69,7 +69,7 @@ class FollowedFile:
         """Read what the open handle has past `offset`; complete lines go to `lines`. True if it grew."""
         assert self.handle is not None
         grew = False
-        budget = READ_BYTES
+        budget = READ_BYTES if not final else 1 << 62  # the last read takes everything that is left
         while budget > 0:
             try:
                 self.handle.seek(self.offset)
