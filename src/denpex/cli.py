@@ -10,12 +10,7 @@ import click
 from denpex import __version__
 from denpex.command_errors import one_line_errors, quiet_stdout
 from denpex.errors import DenpexInputError, ExitCode
-
-EXIT_CODES_HELP = """Exit codes: 0 clean, 1 failure found, 2 bad usage or input, 3 warnings only,
-4 eval below its thresholds, 70 internal error."""
-
-
-
+from denpex.exit_codes import epilog
 
 _CONTROL_COMMANDS = ("doctor", "run", "bisect", "verify")  # defined in denpex.control.commands
 
@@ -35,7 +30,7 @@ class _Commands(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog=epilog("denpex"))
 @click.version_option(__version__, prog_name="denpex")
 def cli() -> None:
     """Find what failed first in a PyTorch 2 job's logs, why, how to fix it and how to prove the fix.
@@ -44,7 +39,7 @@ def cli() -> None:
     """
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+@cli.command(epilog=epilog("diagnose"))
 @click.argument("inputs", nargs=-1)
 @click.option(
     "--format", "fmt", type=click.Choice(["terminal", "json", "markdown", "html"]), default="terminal",
@@ -134,27 +129,35 @@ def diagnose(
     )
 
 
-@cli.command()
+@cli.command(epilog=epilog("explain"))
 @click.argument("entry_id")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "markdown", "json"]), default="terminal")
 @one_line_errors
 def explain(entry_id: str, fmt: str) -> None:
-    """Print a catalog entry: what it means, how to confirm, fix and verify it."""
+    """Print a catalog entry: what it means, how to confirm, fix and verify it.
+
+    ENTRY_ID is an id from `denpex catalog`, or a Dynamo graph-break id (GB0170, any case): then every entry
+    that carries it is printed (as a JSON list with --format json).
+    """
     from denpex.catalog import load
     from denpex.catalog.docs import entry_markdown
 
     catalog = load()
-    entry = catalog.get(entry_id)
-    if entry is None:
+    entries = catalog.explaining(entry_id)
+    if not entries and catalog.is_graph_break_id(entry_id):
+        known = ", ".join(sorted({g.upper() for e in catalog.entries for g in e.graph_break_ids}))
+        raise DenpexInputError(f"no catalog entry carries graph-break id {entry_id.upper()} (known: {known})")
+    if not entries:
         close = [e.id for e in catalog.entries if entry_id.lower() in e.id or entry_id.lower() in e.category]
         hint = f" (did you mean: {', '.join(close[:5])})" if close else " (see `denpex catalog`)"
         raise DenpexInputError(f"no catalog entry {entry_id!r}{hint}")
     if fmt == "json":
         from denpex.catalog.schema import validator
 
-        click.echo(validator().dump_json(entry, indent=2, by_alias=True).decode())
+        dumped = [json.loads(validator().dump_json(entry, by_alias=True)) for entry in entries]
+        click.echo(json.dumps(dumped if catalog.is_graph_break_id(entry_id) else dumped[0], indent=2))
         return
-    text = entry_markdown(entry)
+    text = "\n".join(entry_markdown(entry) for entry in entries)
     if fmt == "markdown":
         click.echo(text)
         return
@@ -164,7 +167,7 @@ def explain(entry_id: str, fmt: str) -> None:
     Console().print(Markdown(text))
 
 
-@cli.command(name="catalog")
+@cli.command(name="catalog", epilog=epilog("catalog"))
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of an entry file and exit.")
 @one_line_errors
@@ -182,17 +185,13 @@ def catalog_cmd(fmt: str, schema: bool) -> None:
                                 "fatal": e.fatal, "title": e.title} for e in entries], indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title=f"{len(entries)} catalog entries", title_justify="left")
-    for column in ("id", "category", "layer", "role", "title"):
-        table.add_column(column)
-    for e in entries:
-        table.add_row(e.id, e.category, e.layer, e.role, e.title)
-    Console().print(table)
+    from denpex.catalog.listing import render
+
+    render(entries, Console(highlight=False))
 
 
-@cli.command(name="eval")
+@cli.command(name="eval", epilog=epilog("eval"))
 @click.argument("roots", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
 @click.option("--min-category", type=click.FloatRange(0, 1), default=None, help="Fail (exit 4) below this rate.")

@@ -58,6 +58,9 @@ def _apply_details(cand: Candidate) -> None:
                     break
 
 
+_QUOTED = 60  # characters of the text a refinement matched, quoted in the reason
+
+
 def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
     entry = cand.entry
     if entry is None or not entry.refinements:
@@ -79,7 +82,8 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
         # the traceback the finding belongs to, and `within` lines on each side of it
         window = before[-refinement.within :] + frames + [ev.text] + after[: refinement.within]
         when = compile_linear(refinement.when)
-        if any(when.search(text) for text in window):
+        shown = next((m.group(0).strip() for m in map(when.search, window) if m), None)
+        if shown is not None:
             target = catalog.get(refinement.entry)
             if target is None:
                 continue
@@ -88,7 +92,10 @@ def _apply_refinements(cand: Candidate, catalog: Catalog) -> None:
             cand.finding.entry_id = target.id
             cand.finding.category = target.category
             cand.finding.title = target.title
-            cand.finding.reason = f"re-filed from {entry.id}: the log shows /{refinement.when}/"
+            # in words: the text the log showed, never the refinement's regex
+            said = f"the log shows “{shown[:_QUOTED]}{'…' if len(shown) > _QUOTED else ''}”" if shown else (
+                f"the lines around it point to {target.title}")
+            cand.finding.reason = f"re-filed from {entry.id} ({entry.title}): {said}"
             return
 
 

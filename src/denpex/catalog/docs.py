@@ -27,7 +27,7 @@ def entry_markdown(entry: Entry) -> str:
         "",
     ]
     out += [f"- {item}" for item in entry.checklist]
-    out += ["", "## Fix", "", entry.fix.strip(), "", "## Verify", "", "```sh", entry.verify, "```"]
+    out += ["", "## Fix", "", entry.fix.strip(), "", "## Verify", "", "```sh", entry.verify_shown(), "```"]
     if entry.siblings:
         out += ["", "## Other hypotheses and the control that separates them", ""]
         out += [f"- `{s.id}`: {s.control}" for s in entry.siblings]

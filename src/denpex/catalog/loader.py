@@ -31,6 +31,20 @@ class Catalog:
     def get(self, entry_id: str) -> Entry | None:
         return self.by_id.get(entry_id)
 
+    def explaining(self, name: str) -> list[Entry]:
+        """The entry with this id, or the entries that carry this Dynamo graph-break id (`GB0170`, any case)."""
+        entry = self.get(name)
+        if entry is not None:
+            return [entry]
+        if not self.is_graph_break_id(name):
+            return []
+        return [e for e in self.entries if name.upper() in (g.upper() for g in e.graph_break_ids)]
+
+    @staticmethod
+    def is_graph_break_id(name: str) -> bool:
+        """Whether `name` is written like a Dynamo graph-break id: GB and four digits."""
+        return len(name) == 6 and name[:2].upper() == "GB" and name[2:].isascii() and name[2:].isdigit()
+
     def fallback(self, layer: str) -> Entry | None:
         """The generic entry that files a layer's unexplained exceptions (`fallback_for = "<layer>"`)."""
         return next((e for e in self.entries if e.fallback_for == layer), None)

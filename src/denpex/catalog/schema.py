@@ -61,6 +61,9 @@ Layer = Literal[
 ]
 RoleName = Literal["cause", "symptom", "collateral", "wrapper", "warning", "context"]
 ENTRY_ID = re.compile(r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$")
+# what an entry's `verify` shows for its `{command}` and `{log}` placeholders until a report knows them
+YOUR_COMMAND = "<your command>"
+SAVED_LOG = "failed.log"
 
 
 # TOML keys are singular ([[signature]]), the fields plural; extra keys are errors (typos must not pass)
@@ -199,6 +202,10 @@ class Entry:
     graph_break_ids: list[str] = field(default_factory=list)
     ring_peer: RingPeer | None = None  # for reports of a wait: which peer the reporting rank waited on
     references: list[str] = field(default_factory=list)
+
+    def verify_shown(self, command: str = YOUR_COMMAND, log: str = SAVED_LOG) -> str:
+        """The verify command with its placeholders filled: `{command}` is the user's, `{log}` the failed log."""
+        return self.verify.replace("{command}", command).replace("{log}", log)
 
     def __post_init__(self) -> None:
         if not ENTRY_ID.match(self.id):

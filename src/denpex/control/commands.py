@@ -16,18 +16,11 @@ import click
 
 from denpex.command_errors import one_line_errors
 from denpex.errors import DenpexInputError, ExitCode
+from denpex.exit_codes import epilog
 
 # everything after `--` (or after the first word that is not an option) is the command, untouched
 _PASSTHROUGH = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 _BACKENDS = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
-
-RUN_EXIT = """Exit codes: the command's own exit code; 128+N when a signal N killed it; 127 when the program was
-not found, 126 when it could not be executed; 2 for bad usage of denpex run itself (no command)."""
-BISECT_EXIT = """Exit codes: 0 the owning layer was found; 1 inconclusive (a control could not run: see its reason);
-2 bad usage; 3 the command passed as written (nothing to bisect)."""
-VERIFY_EXIT = """Exit codes: 0 verified (the signature is gone and the command exited 0); 1 not verified;
-2 bad usage (no command, unknown entry, an old log without a failure)."""
-DOCTOR_EXIT = """Exit codes: 0 no problem found; 1 problems found; 3 only warnings; 2 bad usage."""
 
 
 def _need_command(command: tuple[str, ...], name: str) -> list[str]:
@@ -56,7 +49,7 @@ def _flag_printer(console: Any) -> Callable[[Any], None]:
 
 
 # -- run ----------------------------------------------------------------------------------------------------------
-@click.command(name="run", context_settings=_PASSTHROUGH, epilog=RUN_EXIT)
+@click.command(name="run", context_settings=_PASSTHROUGH, epilog=epilog("run"))
 @click.option("--log", "log", type=click.Path(dir_okay=False), default=None,
               help="Write the log here. Default: $DENPEX_RUNS_DIR, else $XDG_STATE_HOME/denpex/runs/ "
                    "(~/.local/state/denpex/runs; $TMPDIR/denpex-runs-<uid> when home is not writable), a 0700 "
@@ -133,7 +126,7 @@ def run_cmd(command: tuple[str, ...], log: str | None, backend: str | None, time
 
 
 # -- bisect -------------------------------------------------------------------------------------------------------
-@click.command(name="bisect", context_settings=_PASSTHROUGH, epilog=BISECT_EXIT)
+@click.command(name="bisect", context_settings=_PASSTHROUGH, epilog=epilog("bisect"))
 @click.option("--all", "run_all", is_flag=True, help="Run every control, even after the owner is known.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Per-control time limit in seconds (a control that hits it counts as inconclusive).")
@@ -207,7 +200,7 @@ def bisect_cmd(command: tuple[str, ...], run_all: bool, timeout: float | None, v
 
 
 # -- verify -------------------------------------------------------------------------------------------------------
-@click.command(name="verify", context_settings=_PASSTHROUGH, epilog=VERIFY_EXIT)
+@click.command(name="verify", context_settings=_PASSTHROUGH, epilog=epilog("verify"))
 @click.option("--entry", "entry_id", default=None, help="The catalog entry whose signature must be gone.")
 @click.option("--log", "old_log", type=click.Path(), default=None,
               help="The failing run's log: its root cause is the signature that must be gone.")
@@ -268,7 +261,7 @@ def verify_cmd(command: tuple[str, ...], entry_id: str | None, old_log: str | No
 
 
 # -- doctor -------------------------------------------------------------------------------------------------------
-@click.command(name="doctor", epilog=DOCTOR_EXIT, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(name="doctor", epilog=epilog("doctor"), context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True)
 @click.option("--python", "python", default=None,
               help="The interpreter the job runs with (default: the one running denpex).")

@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 
 from denpex.errors import DenpexInputError
 from denpex.ingest.headers import ANSI
+from denpex.ingest.pipelined import Pipelined
 from denpex.ingest.reading import Reading
 
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".bz2": "bzip2", ".xz": "xz"}
@@ -94,9 +95,16 @@ class Source:
         try:
             with self.raw() as handle:
                 blocks = _decompressed(handle, self.compression) if self.compression else _blocks(handle, size)
-                for chunk in blocks:
-                    delivered += len(chunk)
-                    yield chunk
+                # a compressed file decompresses on a thread ahead of the scan (a pipe is read as it comes: a
+                # stalled writer must not leave a thread behind)
+                ahead = Pipelined(blocks) if self.compression and self.path is not None else None
+                try:
+                    for chunk in ahead if ahead is not None else blocks:
+                        delivered += len(chunk)
+                        yield chunk
+                finally:
+                    if ahead is not None:
+                        ahead.close()
         except DenpexInputError:
             raise
         except Exception as exc:

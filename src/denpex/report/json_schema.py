@@ -13,9 +13,10 @@ from typing import Any
 
 from denpex import __version__
 from denpex.catalog import Catalog
+from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
 from denpex.model import Diagnosis, Evidence, Finding, Line
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 # Plain dataclasses: building and printing a report needs no pydantic (~70 ms of import); pydantic reads
@@ -93,6 +94,9 @@ class RootCauseOut(FindingOut):
     siblings: list[SiblingOut]
     context_before: list[ContextLine]
     context_after: list[ContextLine]
+    verify_setup: str | None = None
+    """what to do before `verify` can run as shown (a log read from stdin or a pipe must be saved to a file
+    first); null when it runs as it stands (since 1.1)"""
 
 
 @dataclass
@@ -230,12 +234,27 @@ def _finding(f: Finding) -> dict[str, object]:
     }
 
 
-def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your command>") -> DiagnosisOut:
+def _rereadable(name: str) -> bool:
+    """Whether `denpex verify --log NAME` can read this input again (stdin and pipes are read only once)."""
+    from pathlib import Path
+
+    return not name.startswith("<") and Path(name).is_file()
+
+
+def _verify(entry: Entry, command_hint: str, log: str) -> tuple[str, str | None]:
+    """The verify command, and the step it needs first when the failed log cannot be read again as named."""
+    if "{log}" not in entry.verify or _rereadable(log):
+        return entry.verify_shown(command_hint, _quote(log)), None
+    return entry.verify_shown(command_hint), f"the log was read from {log}: save it to {SAVED_LOG} first"
+
+
+def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = YOUR_COMMAND) -> DiagnosisOut:
     root_out = None
     root = diagnosis.root_cause
     if root is not None:
         entry = catalog.get(root.entry_id)
         assert entry is not None, f"root cause {root.entry_id} has no catalog entry"
+        verify, verify_setup = _verify(entry, command_hint, root.evidence.file)
         root_out = RootCauseOut(
             **_finding(root),
             reason=root.reason,
@@ -245,10 +264,11 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = "<your com
             explanation=_prose(entry.explanation),
             checklist=list(entry.checklist),
             fix=_prose(entry.fix),
-            verify=entry.verify.replace("{command}", command_hint).replace("{log}", _quote(root.evidence.file)),
+            verify=verify,
             siblings=[SiblingOut(id=s.id, control=s.control) for s in entry.siblings],
             context_before=_context(root.context_before),
             context_after=_context(root.context_after),
+            verify_setup=verify_setup,
         )
     findings = sorted(diagnosis.findings, key=lambda f: f.evidence.seq)
     return DiagnosisOut(

@@ -82,8 +82,6 @@ class _Compiled:
         return self.regex.search(subject)
 
 
-# from this length on, a line's anchors are found in one pass rather than tested one by one
-_LONG_LINE = 16 << 10
 
 
 class LineMatcher:
@@ -108,13 +106,18 @@ class LineMatcher:
         # a cheap first gate: a line shorter than the shortest anchor cannot hit
         anchors = [c.anchor for c in self._plain + self._folded]
         self._min_len = min((len(a) for a in anchors), default=0)
-        self._sets: tuple[LiteralSet, LiteralSet] | None = None  # built at the first long line
+        self._sets: tuple[LiteralSet, LiteralSet] | None = None  # built at the first line
 
-    def _present(self, text: str, lowered: str) -> tuple[set[int] | None, set[int] | None]:
-        """For a long line: the indexes of the plain and folded anchors it holds, each found in one pass."""
+    def _present(self, text: str, lowered: str | None) -> tuple[list[int] | None, list[int] | None]:
+        """The indexes, in catalog order, of the plain and folded anchors the line holds, each group found in one
+        pass: only those signatures are tried. Testing ~420 anchors one by one cost 44 us per line (a 1.6 MB
+        line: 0.25 s), the set 17 us, and the loop grows with the catalog where the set barely does. None for a
+        group: no set (RE2 missing), test every anchor."""
         if self._sets is None:
             self._sets = (LiteralSet([c.anchor for c in self._plain]), LiteralSet([c.anchor for c in self._folded]))
-        return self._sets[0].present(text), self._sets[1].present(lowered)
+        plain = self._sets[0].present(text) if self._plain else set()
+        folded = self._sets[1].present(lowered) if self._folded and lowered is not None else set()
+        return (None if plain is None else sorted(plain)), (None if folded is None else sorted(folded))
 
     def match(self, line: Line) -> list[Hit]:
         text = line.text
@@ -122,15 +125,10 @@ class LineMatcher:
             return []
         confirmed_hits: dict[str, Hit] = {}
         anchor_only: dict[str, Hit] = {}
-        lowered: str | None = None
-        present: tuple[set[int] | None, set[int] | None] = (None, None)
-        if len(text) > _LONG_LINE:
-            lowered = text.lower()
-            present = self._present(text, lowered)
+        lowered: str | None = text.lower() if self._folded else None
+        present = self._present(text, lowered)
         for group, holds in ((self._plain, present[0]), (self._folded, present[1])):
-            for index, compiled in enumerate(group):
-                if holds is not None and index not in holds:
-                    continue
+            for compiled in group if holds is None else map(group.__getitem__, holds):
                 known = confirmed_hits.get(compiled.entry.id)
                 if known is not None and len(known.signature.anchor) >= len(compiled.signature.anchor):
                     continue
