@@ -243,7 +243,7 @@ def eval_cmd(
         sys.exit(ExitCode.EVAL_BELOW_THRESHOLD)
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+@cli.command(epilog=epilog("watch"))
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json", "markdown", "html"]), default="terminal",
               show_default=True, help="The final report's format (the live lines go to stderr unless terminal).")
