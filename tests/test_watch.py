@@ -4,6 +4,7 @@ about what is printed and reported, not how fast."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import selectors
@@ -268,3 +269,9 @@ def test_a_missing_path_is_one_line_and_exit_2(tmp_path: Path) -> None:
                           timeout=TIMEOUT)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "not a regular file or folder" in done.stderr
+    packed = tmp_path / "train.log.gz"
+    packed.write_bytes(gzip.compress(KEYERROR.read_bytes()))
+    done = subprocess.run([*DENPEX, "watch", str(packed), "--idle", "1"], cwd=REPO, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "a compressed file does not grow" in done.stderr

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from denpex.errors import DenpexInputError
-from denpex.ingest.sources import COMPRESSED_SUFFIXES, LOG_SUFFIXES, rank_from_path
+from denpex.ingest.sources import COMPRESSED_SUFFIXES, LOG_SUFFIXES, rank_from_path, sniff_compression
 
 READ_BYTES = 8 << 20  # read at most this much of one file per poll, so that other files and decisions go on
 MAX_PENDING_BYTES = 4 << 20  # a "line" longer than this without a newline is handed out as it is
@@ -158,6 +158,15 @@ def _looks_like_log(path: Path) -> bool:
     return last in LOG_SUFFIXES or name.lower() == "error.json"
 
 
+def _compressed(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return False
+    return sniff_compression(head) is not None or path.suffix.lower() in COMPRESSED_SUFFIXES
+
+
 class Follower:
     """The files named and the log files in the folders named, followed together."""
 
@@ -182,6 +191,9 @@ class Follower:
             elif stat.S_ISREG(info.st_mode):
                 if not os.access(path, os.R_OK):
                     raise DenpexInputError(f"permission denied: {item}")
+                if _compressed(path):
+                    raise DenpexInputError(f"cannot watch {item}: a compressed file does not grow line by line "
+                                           "(use `denpex diagnose`)")
                 self._add(path, item)
             else:
                 raise DenpexInputError(f"cannot watch {item}: not a regular file or folder (a pipe is read "
