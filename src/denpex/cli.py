@@ -108,22 +108,9 @@ def diagnose(
         from denpex.report.redact import redacted
 
         report = redacted(report)
-    if fmt == "json":
-        click.echo(report.to_json())
-    elif fmt == "markdown":
-        from denpex.report.markdown import render as render_md
+    from denpex.report.formats import emit
 
-        click.echo(render_md(report, shown_before=shown), nl=False)
-    elif fmt == "html":
-        from denpex.report.html import render as render_html
-
-        click.echo(render_html(report, shown_before=shown), nl=False)
-    else:
-        from rich.console import Console
-
-        from denpex.report.terminal import render
-
-        render(report, Console(highlight=False), shown_before=shown)
+    emit(report, fmt, shown)
     sys.exit(
         {"failure": ExitCode.FAILURE, "warning": ExitCode.WARNINGS, "clean": ExitCode.CLEAN}[report.verdict]
     )
@@ -343,6 +330,70 @@ def history(db: str | None, entry_id: str | None, since: float | None, fmt: str,
         click.echo(f"no history recorded yet ({path})")
         return
     history_terminal(stats, str(path), Console(highlight=False))
+
+
+@cli.command(epilog=epilog("watch"))
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json", "markdown", "html"]), default="terminal",
+              show_default=True, help="The final report's format (the live lines go to stderr unless terminal).")
+@click.option("--interval", type=click.FloatRange(0.01, 60), default=0.2, show_default=True,
+              help="Seconds between polls of the files.")
+@click.option("--idle", type=click.FloatRange(0, min_open=True), default=None,
+              help="End once every file has been idle (not grown) for this many seconds.")
+@click.option("--until-exit", "until_pid", type=click.IntRange(1), default=None, metavar="PID",
+              help="End after process PID exits, once what it left in the files is read.")
+@click.option("--on-finding", "on_finding", default=None, metavar="CMD",
+              help="Run CMD (split like a shell would, run without one) with the report as JSON on stdin each "
+                   "time the root cause or its rank changes; its failure is reported, the watch goes on.")
+@click.option("--context", "context", type=click.IntRange(0, 100000), default=100, show_default=True,
+              help="Lines of context kept before the decisive line.")
+@click.option("--shown", type=click.IntRange(0, 100000), default=12, show_default=True,
+              help="Context lines the terminal report shows.")
+@one_line_errors
+def watch(
+    inputs: tuple[str, ...], fmt: str, interval: float, idle: float | None, until_pid: int | None,
+    on_finding: str | None, context: int, shown: int,
+) -> None:
+    """Follow growing logs and per-rank folders (like `tail -F`), print the root cause the moment it shows
+    and when it changes, then the full report. Ends on Ctrl-C, --until-exit or --idle."""
+    import signal
+
+    from denpex.catalog import load
+    from denpex.live.hooks import FindingHook
+    from denpex.live.watch import Change, WatchOptions, change_line
+    from denpex.live.watch import watch as follow
+    from denpex.report.display import visible
+    from denpex.report.formats import emit
+    from denpex.report.json_schema import build
+
+    live_to_stderr = fmt != "terminal"  # stdout then carries one document
+
+    def say(message: str) -> None:
+        click.echo(f"denpex watch: {visible(message)}", err=True)
+
+    hook = FindingHook(on_finding, say) if on_finding else None
+    catalog = load()
+    interrupted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(1))
+
+    def on_change(change: Change) -> None:
+        click.echo(change_line(change), err=live_to_stderr)
+        if hook is not None:
+            hook.fire(build(change.diagnosis, catalog).to_json())
+
+    try:
+        result, _ = follow(list(inputs), catalog, WatchOptions(interval, idle, until_pid), on_change=on_change,
+                           on_event=lambda e: say(f"{e.name} {e.what}"), stopped=lambda: bool(interrupted),
+                           context=context)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if hook is not None:
+        hook.wait()
+    report = build(result, catalog)
+    emit(report, fmt, shown)
+    sys.exit(
+        {"failure": ExitCode.FAILURE, "warning": ExitCode.WARNINGS, "clean": ExitCode.CLEAN}[report.verdict]
+    )
 
 
 def _usage_line(exc: click.UsageError) -> str:

@@ -43,6 +43,14 @@ EXIT_CODES: dict[str, tuple[tuple[int | str, str], ...]] = {
         _INTERNAL,
         _INTERRUPTED,
     ),
+    "watch": (
+        (int(ExitCode.CLEAN), "clean: no problem found in what was watched"),
+        (int(ExitCode.FAILURE), "a failure found"),
+        _BAD_INPUT,
+        (int(ExitCode.WARNINGS), "warnings only"),
+        _INTERNAL,
+        (130, "interrupted before the watch began (Ctrl-C during the watch ends it with the report, exit by verdict)"),
+    ),
     "doctor": (
         (int(ExitCode.CLEAN), "no problem found"),
         (int(ExitCode.FAILURE), "problems found"),

@@ -1,0 +1,1 @@
+"""Live diagnosis of logs that are still being written (`denpex watch`)."""
