@@ -164,12 +164,16 @@ def test_with_doctor_what_the_probe_found_has_its_own_section():
     from markupsafe import escape  # Jinja2's own escaping
 
     log = GEN / "gen-cpp-missing-compiler" / "log.txt"
-    notes = json.loads(_denpex("diagnose", "--doctor", "--format", "json", log).stdout)["notes"]
-    doctor = [n for n in notes if n.startswith("doctor")]
+    report = json.loads(_denpex("diagnose", "--doctor", "--format", "json", log).stdout)
+    doctor = [n for n in report["notes"] if n.startswith("doctor")]
+    checks = report["environment"]  # every check the probe made, as facts of this machine
+    assert checks and {"toolchain", "python"} <= {c["section"] for c in checks}
     page = _denpex("diagnose", "--doctor", "--format", "html", log).stdout
     assert doctor and 'id="environment"' in page
     section = page.split('id="environment"', 1)[1].split("</section>", 1)[0]
     assert all(str(escape(n)) in section for n in doctor), (doctor, section)
+    assert all(f"<td>{escape(c['name'])}</td>" in section for c in checks)  # (summaries hold timings: another run)
+    assert json.loads(_denpex("diagnose", "--format", "json", log).stdout)["environment"] is None
 
 
 def test_the_template_is_autoescaped_and_never_marks_text_safe():

@@ -99,11 +99,18 @@ def diagnose(
         result = diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers,
                                   progress=progress)
     result.notes[:0] = left_out
+    environment = None
     if with_doctor:
         from denpex.doctor import fold, probe
 
-        fold(result, probe())
+        doctor = probe()
+        fold(result, doctor)
+        environment = doctor.checks
     report = build(result, catalog, command_hint)
+    if environment is not None:
+        from denpex.report.json_schema import EnvironmentCheckOut
+
+        report.environment = [EnvironmentCheckOut(c.section, c.name, c.status, c.summary) for c in environment]
     if redact:
         from denpex.report.redact import redacted
 

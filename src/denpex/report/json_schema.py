@@ -138,6 +138,17 @@ class FingerprintOut:
 
 
 @dataclass
+class EnvironmentCheckOut:
+    __pydantic_config__ = _CONFIG
+    section: str
+    """toolchain | python | torch | gpu | cache | env"""
+    name: str
+    status: str
+    """ok | info | warning | error | skipped"""
+    summary: str
+
+
+@dataclass
 class DiagnosisOut:
     __pydantic_config__ = _CONFIG
     verdict: str
@@ -154,6 +165,8 @@ class DiagnosisOut:
     notes: list[str]
     schema_version: str = SCHEMA_VERSION
     denpex_version: str = __version__
+    environment: list[EnvironmentCheckOut] | None = None
+    """what `--doctor` checked on this machine (null without it); its problems are also in notes"""
 
     def to_json(self) -> str:
         """The report as --format json prints it (field order as declared, versions first)."""
