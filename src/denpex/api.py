@@ -14,6 +14,7 @@ from denpex.errors import DenpexInputError
 from denpex.ingest import Source, check_readable, resolve, text_source
 from denpex.ingest.lines import framed
 from denpex.ingest.reading import Reading
+from denpex.ingest.torch_trace import split_traces
 from denpex.model import Diagnosis
 
 DEFAULT_CONTEXT = 100
@@ -78,6 +79,7 @@ def diagnose_sources(
     engine: str = "auto",
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    torch_trace: bool = True,
 ) -> Diagnosis:
     """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early).
 
@@ -85,7 +87,15 @@ def diagnose_sources(
     big buffers for candidates first; "auto" picks the fast path for inputs over FAST_PATH_BYTES.
     workers: processes for the fast path (default: every core); 1 keeps everything in this process.
     progress: told the bytes scanned as the fast path goes (the CLI's progress bar).
+    torch_trace: read TORCH_TRACE files among the sources as traces (analyze.trace_merge), never as log text.
     """
+    plain, traces = split_traces(sources) if torch_trace else (sources, [])
+    if traces:
+        from denpex.analyze.trace_merge import diagnose_with_traces
+
+        catalog = catalog or load()
+        return diagnose_with_traces(plain, traces, lambda s: diagnose_sources(
+            s, context=context, catalog=catalog, engine=engine, workers=workers, progress=progress, torch_trace=False))
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}")
     for source in sources:

@@ -128,6 +128,7 @@ class Diagnosis:
     ranks: dict[int, RankState] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     collateral: list[CollateralGroup] = field(default_factory=list)
+    torch_trace: object = None  # report.trace_out.TorchTraceOut when TORCH_TRACE files were among the inputs
 
     def by_role(self, role: Role) -> list[Finding]:
         return [f for f in self.findings if f.role is role and f is not self.root_cause]

@@ -90,6 +90,8 @@ class OtherFinding:
 
 def render(report: DiagnosisOut, shown_before: int = _SHOWN_BEFORE) -> str:
     """The report as one HTML document (a str ending in a newline)."""
+    from denpex.report.trace_section import summary_lines
+
     report = made_visible(report)  # no control character of a log reaches the page
     root = report.root_cause
     before = root.context_before if root else []
@@ -106,6 +108,7 @@ def render(report: DiagnosisOut, shown_before: int = _SHOWN_BEFORE) -> str:
         others=_others(report),
         doctor_notes=doctor,
         notes=[n for n in report.notes if n not in doctor],
+        trace_lines=summary_lines(report.torch_trace) if report.torch_trace is not None else [],
         nonce=secrets.token_urlsafe(16),
     )
     return html if html.endswith("\n") else html + "\n"

@@ -15,6 +15,7 @@ from denpex import __version__
 from denpex.catalog import Catalog
 from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
 from denpex.model import Diagnosis, Evidence, Finding, Line
+from denpex.report.trace_out import TorchTraceOut
 
 SCHEMA_VERSION = "1.1"
 
@@ -167,6 +168,9 @@ class DiagnosisOut:
     denpex_version: str = __version__
     environment: list[EnvironmentCheckOut] | None = None
     """what `--doctor` checked on this machine (null without it); its problems are also in notes"""
+    torch_trace: TorchTraceOut | None = None
+    """what the job's TORCH_TRACE files say (null when none was given): compiles, graph breaks with their GB
+    ids, recompiles, failures and caches per rank, and how the ranks differ"""
 
     def to_json(self) -> str:
         """The report as --format json prints it (field order as declared, versions first)."""
@@ -311,6 +315,7 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = YOUR_COMMA
         inputs=diagnosis.inputs,
         lines_read=diagnosis.lines_read,
         notes=diagnosis.notes,
+        torch_trace=diagnosis.torch_trace if isinstance(diagnosis.torch_trace, TorchTraceOut) else None,
     )
 
 

@@ -110,6 +110,10 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
     root_dir = common_root(report.inputs)
     out = [f"# denpex: {plain(report.verdict)}", ""]
     out.append(_inputs(report, root_dir))
+    if report.torch_trace is not None:
+        from denpex.report.trace_section import summary_lines
+
+        out += ["", "## TORCH_TRACE", "", *[f"- {plain(ln)}" for ln in summary_lines(report.torch_trace)]]
     if report.notes:
         out += ["", *[f"> note: {plain(note)}" for note in report.notes]]
     root = report.root_cause

@@ -154,6 +154,11 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
     _collateral(report, console, root_dir)
     _ranks(report, console)
     _others(report, console, root_dir)
+    if report.torch_trace is not None:
+        from denpex.report.trace_section import summary_lines
+
+        console.print(Text("\nTORCH_TRACE", style="bold"))
+        console.print(_bullets(summary_lines(report.torch_trace)))
     if report.notes:
         console.print()
         notes = (_PATH_IN_TEXT.sub(lambda m: shortened(m[0], root_dir, _PATH_CHARS), n) for n in report.notes)
