@@ -221,3 +221,14 @@ def test_corpus_traced_cases_keep_the_labelled_root_cause(case):
     assert merged["root_cause"]["category"] == label["category"]
     assert label["decisive_line"] in merged["root_cause"]["evidence"]["text"]
     assert merged["torch_trace"]["agreement"] in ("confirms", "silent")
+
+
+def test_report_with_a_trace_matches_the_printed_schema():
+    import jsonschema
+
+    schema = json.loads(run("diagnose", "--print-schema").stdout)
+    assert "torch_trace" in schema["properties"]
+    for case in ("dist", "dist-cache", "cxx-missing"):
+        _, report = diagnose_json(FIXTURES / case)
+        jsonschema.validate(report, schema)
+        assert report["schema_version"] == "1.2"

@@ -17,7 +17,7 @@ from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
 from denpex.model import Diagnosis, Evidence, Finding, Line
 from denpex.report.trace_out import TorchTraceOut
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 # Plain dataclasses: building and printing a report needs no pydantic (~70 ms of import); pydantic reads
