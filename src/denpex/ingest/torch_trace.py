@@ -31,6 +31,10 @@ ENVELOPE = re.compile(
 )
 _HEAD_BYTES = 64 << 10  # the first record's envelope and metadata; a sniff never reads more
 MAX_PAYLOAD_LINES = 20_000  # a payload longer than this (a huge graph) is cut: only errors' text is needed
+# Payloads worth keeping (the rest are graphs and generated code, often MBs): artifacts by name, and kinds.
+KEPT_PAYLOADS = frozenset({"dynamo_error", "dynamo_graph_break_reason", "recompile_reasons",
+                           "inductor_collective_schedule", "str"})
+_BULKY_KEYS = ("dynamo_config", "inductor_config", "functorch_config")  # compilation_metrics' config dumps
 
 
 @dataclass(slots=True)
@@ -156,6 +160,7 @@ def read_trace(source: Source) -> TraceFile:
     current: Record | None = None
     payload: list[str] = []
     cut = False
+    skip_payload = False
 
     def close() -> None:
         nonlocal current, payload, cut
@@ -169,8 +174,10 @@ def read_trace(source: Source) -> TraceFile:
         if text.startswith("\t"):
             if current is None:
                 continue  # the payload of a skipped record
-            if not payload:
+            if not current.payload_line:
                 current.payload_line = number
+            if skip_payload:  # a graph or generated code: where it is is kept, not its text
+                continue
             if len(payload) < MAX_PAYLOAD_LINES:
                 payload.append(text[1:])
             else:
@@ -191,10 +198,16 @@ def read_trace(source: Source) -> TraceFile:
             trace.first_bad_line = trace.first_bad_line or number
             continue
         prefix = match.group("prefix_rank")
+        kind = str(next(iter(meta)))
+        body = meta[kind] if isinstance(meta[kind], dict) else {}
+        for key in _BULKY_KEYS:
+            body.pop(key, None)
+        keep = kind in KEPT_PAYLOADS or body.get("name") in KEPT_PAYLOADS
         current = Record(
-            line=number, level=match.group("level"), origin=match.group("origin"), kind=str(next(iter(meta))),
+            line=number, level=match.group("level"), origin=match.group("origin"), kind=kind,
             meta=meta, rank_prefix=int(prefix) if prefix else None,
         )
+        skip_payload = not keep
     close()
     trace.notes.extend(reading.notes())
     if trace.cut_off:
