@@ -232,3 +232,42 @@ def test_report_with_a_trace_matches_the_printed_schema():
         _, report = diagnose_json(FIXTURES / case)
         jsonschema.validate(report, schema)
         assert report["schema_version"] == "1.2"
+
+
+def test_older_release_envelopes_and_fields(tmp_path):
+    # the 2.2-2.4 writer: `[rankN]:` before the envelope, the thread id, no `rank` or `compile_id` in the
+    # metadata, fail_type as str(type(e)), no exception_stack_trace (torch/_logging/_internal.py of those tags)
+    def record(rank: int, line: int, meta: str) -> str:
+        return (f"[rank{rank}]:V0806 12:00:0{line}.123456 139872 torch/_dynamo/utils.py:{line}] {meta[:-1]}, "
+                '"frame_id": 0, "frame_compile_id": 0, "attempt": 0}\n')
+
+    start = '{"dynamo_start": {"stack": [{"line": 12, "name": "forward", "filename": 1}]}}'
+    failed = ('{"compilation_metrics": {"frame_key": "1", "co_name": "forward", "co_filename": "/job/train.py", '
+              '"co_firstlineno": 10, "fail_type": "<class \'torch._dynamo.exc.UserError\'>", "fail_reason": '
+              '"Could not guard on data-dependent expression u0 > 100.0 (unhinted: u0 > 100.0)", '
+              '"fail_user_frame_filename": "/job/train.py", "fail_user_frame_lineno": 12}}')
+    ok = '{"compilation_metrics": {"frame_key": "1", "co_name": "forward", "fail_type": null}}'
+    (tmp_path / "dedicated_log_torch_trace_a.log").write_text(record(0, 1, start) + record(0, 2, ok))
+    (tmp_path / "dedicated_log_torch_trace_b.log").write_text(record(1, 1, start) + record(1, 2, failed))
+    code, report = diagnose_json(tmp_path)
+    assert code == 1
+    compile_ = _rank(report, 1)["compiles"][0]
+    assert (compile_["compile_id"], compile_["fail_type"], compile_["user_frame"]) == (
+        "0/0", "UserError", "/job/train.py:12")
+    assert _rank(report, 0)["compiles"][0]["status"] == "ok"
+    assert report["torch_trace"]["divergences"] == ["compile 0/0 failed on rank 1 (UserError); rank 0: ok"]
+    assert report["root_cause"]["id"] == "data-dependent-guard" and report["root_cause"]["rank"] == 1
+    assert report["root_cause"]["evidence"]["line"] == 2
+
+
+def test_hostile_trace_text_stays_inert_in_reports(tmp_path):
+    trace = tmp_path / "dedicated_log_torch_trace_x.log"
+    trace.write_text(
+        'V1202 01:37:00.280000 1 torch/_dynamo/utils.py:1] {"compilation_metrics": {"compile_id": "0/0", '
+        '"fail_type": "InductorError", "fail_reason": "<script>alert(1)</script>\\u001b]2;owned\\u0007 '
+        '| **bold** [x](http://e)"}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}\n', encoding="utf-8")
+    html = run("diagnose", "--format", "html", trace).stdout
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+    for fmt in ("terminal", "markdown", "json"):
+        out = run("diagnose", "--format", fmt, trace).stdout
+        assert "\x1b]2;" not in out and "\x07" not in out

@@ -28,7 +28,9 @@ _EXCEPTION = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Unsupporte
                         r"|[a-z_][\w]*(?:\.[A-Za-z_]\w*)+):\s?(?P<message>.*)$")
 _RECOMPILE_LIMIT = re.compile(r"(?:recompile|cache_size)[ _]limit exceeded(?:.*?\(currently set to (\d+)\))?",
                               re.IGNORECASE | re.DOTALL)
+_CLASS_REPR = re.compile(r"<class '([\w.]+)'>")
 _CACHE_ARTIFACT = re.compile(r"_cache_(?:hit|miss|bypass)$")
+MAX_DIVERGENCES = 20
 MAX_SHOWN = 500  # a reason or message kept in the summary is cut here (fail_reason can be pages long)
 
 
@@ -69,6 +71,12 @@ class RankTrace:
     out: TraceRankOut
     failures: list[Failure] = field(default_factory=list)
     graph_break_lines: list[tuple[int, str]] = field(default_factory=list)  # (line, text) for the catalog
+
+
+def _class_name(fail_type: str) -> str:
+    """2.2-2.5 wrote `str(type(e))`, `<class 'torch._dynamo.exc.UserError'>`; later releases the bare name."""
+    match = _CLASS_REPR.fullmatch(fail_type.strip())
+    return match.group(1) if match else fail_type
 
 
 def _frame(body: dict[str, object]) -> str | None:
@@ -126,7 +134,8 @@ class _Digest:
             compile_out.status = "ok"
         else:
             compile_out.status = "failed"
-            compile_out.fail_type = str(fail_type)
+            fail_type = _class_name(str(fail_type))
+            compile_out.fail_type = fail_type.rsplit(".", 1)[-1]
             compile_out.fail_reason = _first(body.get("fail_reason"))
             compile_out.user_frame = _user_frame(body)
             limit = _RECOMPILE_LIMIT.search(str(body.get("fail_reason")))
@@ -191,6 +200,8 @@ class _Digest:
     def _on_inductor_output_code(self, record: Record) -> None:
         path = record.body.get("filename") or record.body.get("file_path")
         cid = record.compile_id()
+        if not isinstance(path, str) and record.payload_line:  # writing it failed: the code is in the trace only
+            path = f"{self.trace.name}:{record.payload_line} (in the trace only)"
         if isinstance(path, str) and cid is not None:
             self.output_code[cid.split("_", 1)[0]] = path
 
@@ -255,6 +266,8 @@ def divergences(ranks: list[RankTrace]) -> list[str]:
     breaks = {r: len(by_rank[r].graph_breaks) for r in order}
     if len(set(breaks.values())) > 1:
         out.append("graph breaks per rank differ: " + ", ".join(f"rank {r}: {n}" for r, n in breaks.items()))
+    if len(out) > MAX_DIVERGENCES:  # 512 ranks that each compiled their own graphs must not fill the report
+        out = [*out[:MAX_DIVERGENCES], f"… and {len(out) - MAX_DIVERGENCES} more differences"]
     return out
 
 
