@@ -81,6 +81,10 @@ def test_inductor_failure_from_the_trace():
     compile_ = _rank(report, None)["compiles"][0]
     assert (compile_["status"], compile_["fail_type"]) == ("failed", "InductorError")
     assert compile_["fail_reason"].startswith("InvalidCxxCompiler: No working C++ compiler found")
+    assert (compile_["attempts"], compile_["started_at"]) == (1, "/home/user/job/tt_job.py:54 in <lambda>")
+    # the corpus's run graph-breaks on .item() first: Dynamo restarts its analysis, attempt 1 fails
+    _, corpus = diagnose_json(CORPUS / "traces" / "cpu-cxx-missing" / "trace")
+    assert _rank(corpus, None)["compiles"][0]["attempts"] == 2
     assert report["root_cause"]["category"] == _label(FIXTURES / "cxx-missing")["category"]
 
 

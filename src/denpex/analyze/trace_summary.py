@@ -100,12 +100,21 @@ class _Digest:
         self.compiles: dict[str, TraceCompileOut] = {}
         self.output_code: dict[str, str] = {}
         self.errored: set[str | None] = set()
+        self.strings: dict[int, str] = {}
 
     def run(self) -> RankTrace:
+        attempts: dict[str, int] = {}
         for record in self.trace.records:
             handler = getattr(self, f"_on_{record.kind}", None)
             if handler is not None:
                 handler(record)
+            attempt, cid = record.meta.get("attempt"), record.compile_id()
+            if isinstance(attempt, int) and cid is not None:
+                base = cid.split("_", 1)[0]
+                attempts[base] = max(attempts.get(base, 1), attempt + 1)
+        for cid, count in attempts.items():
+            if cid in self.compiles:
+                self.compiles[cid].attempts = count
         for cid, path in self.output_code.items():
             if cid in self.compiles:
                 self.compiles[cid].output_code = path
@@ -117,10 +126,23 @@ class _Digest:
             self.compiles[cid] = TraceCompileOut(compile_id=cid, function=None, status="unfinished", line=line)
         return self.compiles[cid]
 
+    def _on_str(self, record: Record) -> None:
+        """Interned file names (`{"str": [path, index]}`) that stack frames refer to by index."""
+        value = record.meta.get("str")
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int):
+            self.strings[value[1]] = str(value[0])
+
     def _on_dynamo_start(self, record: Record) -> None:
         cid = record.compile_id()
-        if cid is not None:
-            self._compile(cid.split("_", 1)[0], record.line)
+        if cid is None:
+            return
+        compile_out = self._compile(cid.split("_", 1)[0], record.line)
+        stack = record.body.get("stack")
+        if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
+            top = stack[-1]
+            name = top.get("filename")
+            filename = self.strings.get(name, str(name)) if isinstance(name, int) else str(name)
+            compile_out.started_at = f"{filename}:{top.get('line')} in {top.get('name')}"
 
     def _on_compilation_metrics(self, record: Record) -> None:
         body = record.body

@@ -31,6 +31,10 @@ class TraceCompileOut:
     """the compiled code object's name and place (`forward at job.py:38`)"""
     status: str
     """ok | failed | unfinished (started, no compilation_metrics)"""
+    started_at: str | None = None
+    """the innermost frame of dynamo_start's stack: `file:line in name`, the code Dynamo began to compile"""
+    attempts: int = 1
+    """compile attempts (Dynamo restarts an analysis after some graph breaks)"""
     fail_type: str | None = None
     fail_reason: str | None = None
     """its first line"""
