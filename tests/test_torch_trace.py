@@ -193,8 +193,10 @@ def test_trace_files_are_never_read_as_log_text(tmp_path):
     result = diagnose(renamed)
     assert result.torch_trace is not None and result.lines_read < 10  # only the evidence lines were matched
     not_a_trace = tmp_path / "glog.log"
-    not_a_trace.write_text("I1202 01:37:00.280000 11091 train.py:12] {not json at all\n", encoding="utf-8")
-    assert split_traces(resolve([str(not_a_trace)]))[1] == []
+    for text in ("I1202 01:37:00.280000 11091 train.py:12] {not json at all\n",
+                 'I1202 01:37:00.280000 11091 train.py:12] {"loss": 0.5, "step": 3}\n'):
+        not_a_trace.write_text(text, encoding="utf-8")
+        assert split_traces(resolve([str(not_a_trace)]))[1] == []
 
 
 def test_records_are_parsed_never_executed(tmp_path):

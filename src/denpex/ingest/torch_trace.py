@@ -117,13 +117,15 @@ def _first_line(source: Source) -> bytes:
 
 
 def looks_like_trace(source: Source) -> bool:
-    """Named like a trace file, or its first line is a trace envelope whose JSON is an object."""
+    """Named like a trace file, or its first line is a trace envelope from torch whose JSON is an object."""
     if is_trace_name(source.name):
         return True
     if source.stream is not None:  # a pipe can be read only once: it stays a plain log
         return False
     match = ENVELOPE.match(_first_line(source).decode("utf-8", "replace").rstrip("\r"))
-    if match is None:
+    # the writer names its own module, relative to site-packages (`torch/_dynamo/utils.py:2350`): a job's own
+    # glog line that logs a JSON object (`train.py:12] {"loss": 0.5}`) stays a log
+    if match is None or not match.group("origin").replace("\\", "/").startswith("torch/"):
         return False
     try:
         meta = json.loads(match.group("json"))
