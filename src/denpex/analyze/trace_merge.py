@@ -83,10 +83,12 @@ def diagnose_with_traces(plain_sources: list[Source], trace_sources: list[Source
         result = plain
     elif traced is not None:
         result = traced
-        result.inputs = [s.name for s in plain_sources] + [s.name for s in trace_sources]
-        if plain is not None:
+        if plain is not None:  # the logs' own findings (warnings) and ranks (exit codes) stay in the answer
             result.notes.extend(plain.notes)
             result.lines_read += plain.lines_read
+            result.findings.extend(plain.findings)
+            for rank, state in plain.ranks.items():
+                result.ranks.setdefault(rank, state)
     else:
         result = Diagnosis(verdict=Verdict.CLEAN, root_cause=None, findings=[],
                            inputs=[s.name for s in trace_sources], lines_read=0)
@@ -107,6 +109,7 @@ def diagnose_with_traces(plain_sources: list[Source], trace_sources: list[Source
         root = traced.root_cause
         ordered = sorted(traced.findings, key=lambda f: (f is not root, f.evidence.seq))
         shown = list({(f.evidence.file, f.evidence.line): _shown(f) for f in ordered}.values())
+    result.inputs = [s.name for s in plain_sources] + [s.name for s in trace_sources]
     for trace in files:
         result.notes.extend(trace.summary_notes())
     result.torch_trace = TorchTraceOut(
