@@ -78,6 +78,7 @@ def diagnose_sources(
     engine: str = "auto",
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    baselines: list[list[Source]] | None = None,
 ) -> Diagnosis:
     """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early).
 
@@ -85,6 +86,7 @@ def diagnose_sources(
     big buffers for candidates first; "auto" picks the fast path for inputs over FAST_PATH_BYTES.
     workers: processes for the fast path (default: every core); 1 keeps everything in this process.
     progress: told the bytes scanned as the fast path goes (the CLI's progress bar).
+    baselines: healthy runs of the same job to compare with (analyze.annotate), each a list of sources.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}")
@@ -114,6 +116,9 @@ def diagnose_sources(
             "fast scan: only the lines around findings were parsed, so per-rank line counts and "
             "last healthy lines cover those regions only"
         )
+    from denpex.analyze.annotate import annotate
+
+    annotate(diagnosis, sources, collector.catalog, baselines)
     return diagnosis
 
 

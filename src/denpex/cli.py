@@ -63,11 +63,14 @@ def cli() -> None:
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "re2", "python", "lines"]), default="auto",
               show_default=True,
               help="Scanner for big inputs: auto picks Hyperscan, else RE2; lines parses every line (slowest).")
+@click.option("--baseline", "baselines", multiple=True, metavar="GOOD",
+              help="A healthy run of the same job (file or per-rank folder; repeatable): report where the failed "
+                   "run first departs from it.")
 @one_line_errors
 def diagnose(
     inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool,
     example: str | None, redact: bool = False, with_doctor: bool = False, workers: int | None = None,
-    engine: str = "auto",
+    engine: str = "auto", baselines: tuple[str, ...] = (),
 ) -> None:
     """Diagnose log files, directories of per-rank logs, .gz/.zst/.bz2/.xz logs, or '-' (stdin)."""
     from denpex.report.json_schema import build, json_schema
@@ -90,14 +93,15 @@ def diagnose(
             ) from None
     left_out: list[str] = []
     sources = resolve(list(inputs), left_out=left_out)  # an unreadable one among several is left out, noted
-    for source in sources:  # bad input is reported before the catalog is loaded
+    healthy = [resolve([good]) for good in baselines]
+    for source in [*sources, *(s for run in healthy for s in run)]:  # bad input is reported before the catalog
         check_readable(source)
     catalog = load()
     from denpex.report.progress import ScanProgress
 
     with ScanProgress(sum(source.size_hint() for source in sources)) as progress:
         result = diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers,
-                                  progress=progress)
+                                  progress=progress, baselines=healthy or None)
     result.notes[:0] = left_out
     environment = None
     if with_doctor:

@@ -29,11 +29,13 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SPACE = re.compile(r"\s+")
 
 
-def normalise_line(text: str) -> str:
+def normalise_line(text: str, *, keep_shape: bool = False) -> str:
     """The decisive line as a grouping key: URLs, paths, IPs, hosts, e-mails, UUIDs, hex and every number
     (ranks, pids, times) masked, sizes with their unit (`<size>`), blanks collapsed, cut at MAX_LINE characters.
 
     Order matters: URLs and paths before hosts and numbers, so `/home/u/run-3/log` is one `<path>`.
+    keep_shape: numbers keep their shape (digits become 0: `lr=0.05` -> `lr=0.00`, `after 6 steps` is not
+    `after 12 steps`), for comparing a run with a healthy run of the same job (analyze.baseline).
     """
     line = _SPACE.sub(" ", text).strip()
     line = _URL.sub("<url>", line)
@@ -47,8 +49,15 @@ def normalise_line(text: str) -> str:
     line = _UUID.sub("<hex>", line)
     line = _HEX.sub("<hex>", line)
     line = _SIZE.sub("<size>", line)
-    line = _NUMBER.sub("<n>", line)
+    line = _NUMBER.sub(_shape, line) if keep_shape else _NUMBER.sub("<n>", line)
     return line[:MAX_LINE]
+
+
+def _shape(match: re.Match[str]) -> str:
+    return match[0].translate(_ZEROS)
+
+
+_ZEROS = str.maketrans("123456789", "000000000")
 
 
 def _host_masked(match: re.Match[str]) -> str:

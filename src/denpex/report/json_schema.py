@@ -14,9 +14,9 @@ from typing import Any
 from denpex import __version__
 from denpex.catalog import Catalog
 from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
-from denpex.model import Diagnosis, Evidence, Finding, Line
+from denpex.model import Comparison, Diagnosis, Evidence, Finding, Line, Phase
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 # Plain dataclasses: building and printing a report needs no pydantic (~70 ms of import); pydantic reads
@@ -149,6 +149,49 @@ class EnvironmentCheckOut:
 
 
 @dataclass
+class PhaseOut:
+    __pydantic_config__ = _CONFIG
+    name: str
+    """launch | rendezvous | model load | compile | step | checkpoint | shutdown"""
+    step: int | None
+    """the training step it was in, where the log counts steps"""
+
+    def shown(self) -> str:
+        """`step 6`, `compile, step 3`, `rendezvous`: as the reports print it."""
+        if self.step is None:
+            return self.name
+        return f"step {self.step}" if self.name == "step" else f"{self.name}, step {self.step}"
+
+
+@dataclass
+class RankDivergenceOut:
+    __pydantic_config__ = _CONFIG
+    rank: int | None
+    """null: lines that name no rank (the launcher, or a single-process job)"""
+    kind: str
+    """extra: a line the reference never printed; missing: the rank stopped short of the reference"""
+    line: EvidenceOut
+    """the differing line; for missing, the rank's last line"""
+    expected: EvidenceOut | None
+    """for missing: the reference's next line (in the healthy run's file)"""
+    phase: PhaseOut | None
+
+
+@dataclass
+class DivergenceOut:
+    __pydantic_config__ = _CONFIG
+    against: str
+    """baseline: healthy runs given with --baseline; ranks: the other ranks of this job (the majority)"""
+    baselines: list[str]
+    first_rank: int | None
+    """the rank that diverged first (null when that is the launcher's or a single process's lines)"""
+    decisive: bool
+    """true when the first divergence was made the root cause (no specific catalog entry matched)"""
+    ranks: list[RankDivergenceOut]
+    """one per rank stream, in the order they diverged"""
+
+
+@dataclass
 class DiagnosisOut:
     __pydantic_config__ = _CONFIG
     verdict: str
@@ -167,6 +210,10 @@ class DiagnosisOut:
     denpex_version: str = __version__
     environment: list[EnvironmentCheckOut] | None = None
     """what `--doctor` checked on this machine (null without it); its problems are also in notes"""
+    phase: PhaseOut | None = None
+    """the job's phase and step at the decisive line, told by its own lines (null when clean; since 1.2)"""
+    divergence: DivergenceOut | None = None
+    """where the run first departs from its healthy runs (--baseline) or its ranks from each other (since 1.2)"""
 
     def to_json(self) -> str:
         """The report as --format json prints it (field order as declared, versions first)."""
@@ -224,6 +271,24 @@ def _fingerprint(diagnosis: Diagnosis) -> FingerprintOut | None:
         start=_opt(state.first_line) if state else None,
         early_warning=_opt(warning),
         error=_evidence(root.evidence),
+    )
+
+
+def _phase(phase: Phase | None) -> PhaseOut | None:
+    return PhaseOut(phase.name, phase.step) if phase is not None else None
+
+
+def _divergence(comparison: Comparison | None) -> DivergenceOut | None:
+    if comparison is None:
+        return None
+    first = comparison.first
+    return DivergenceOut(
+        against=comparison.against,
+        baselines=comparison.baselines,
+        first_rank=first.rank if first is not None else None,
+        decisive=comparison.decisive,
+        ranks=[RankDivergenceOut(d.rank, d.kind, _evidence(d.evidence), _opt(d.expected), _phase(d.phase))
+               for d in comparison.ranks],
     )
 
 
@@ -311,6 +376,8 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = YOUR_COMMA
         inputs=diagnosis.inputs,
         lines_read=diagnosis.lines_read,
         notes=diagnosis.notes,
+        phase=_phase(diagnosis.phase),
+        divergence=_divergence(diagnosis.comparison),
     )
 
 

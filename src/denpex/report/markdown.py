@@ -94,6 +94,22 @@ def _collateral(report: DiagnosisOut, root: str) -> list[str]:
     return out
 
 
+def _divergence(report: DiagnosisOut, root: str) -> list[str]:
+    div = report.divergence
+    named = report.root_cause is not None and report.root_cause.rank is not None
+    if div is None or not div.ranks or (div.against == "ranks" and named):
+        return []
+    title = "First divergence from the healthy run" if div.against == "baseline" else "Candidate culprit rank"
+    out = ["", f"### {title}", ""]
+    for d in div.ranks[:4]:
+        who = "no rank" if d.rank is None else f"rank {d.rank}"
+        how = "stopped after" if d.kind == "missing" else "first new line"
+        out.append(f"- {who}, {how} {code(_where(d.line.file, d.line.line, root))}: {code(d.line.text)}")
+        if d.expected is not None:
+            out.append(f"  - healthy run went on with: {code(d.expected.text)}")
+    return out
+
+
 def _span(ranks: list[int]) -> str:
     """`0-3,7`: runs of consecutive ranks joined."""
     runs: list[list[int]] = []
@@ -125,6 +141,8 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
         f"- where: {code(_where(root.evidence.file, root.evidence.line, root_dir))}{rank}",
         f"- why this one: {plain(root.reason)}",
     ]
+    if report.phase is not None:
+        out.append(f"- phase: {plain(report.phase.shown())}")
     for key, value in root.fields.items():
         out.append(f"- {plain(key)}: {code(value)}")
     shown = [f"{ln.line:>7} | {ln.text}" for ln in root.context_before[-shown_before:]]
@@ -140,6 +158,7 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
         out += ["", "### Other hypotheses", ""]
         out += [f"- {code(s.id)}: {plain(s.control)}" for s in root.siblings]
     out += _collateral(report, root_dir)
+    out += _divergence(report, root_dir)
     out += _rank_table(report)
     rest = [f for f in report.findings if f.role != "context" and f.evidence != root.evidence]
     if rest:
