@@ -62,7 +62,10 @@ def find_cases(roots: list[str]) -> list[Path]:
 
 
 def case_input(case: Path, label: dict[str, object]) -> Path:
-    """The corpus contract: ranks/ when the label names a decisive_file (or there is no log.txt)."""
+    """The corpus contract: ranks/ when the label names a decisive_file (or there is no log.txt). A pair of runs
+    (healthy/ and failed/, the label describing the failed one) is scored on its failed run."""
+    if (case / "failed").is_dir() and not (case / "log.txt").exists():
+        case = case / "failed"
     ranks = case / "ranks"
     if ranks.is_dir() and (label.get("decisive_file") or not (case / "log.txt").exists()):
         return ranks

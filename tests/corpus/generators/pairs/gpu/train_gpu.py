@@ -6,7 +6,8 @@ Every pair runs this script twice with the same --task/--seed/--steps; the faile
   --task mlp     --lr 20000          : (healthy --lr 0.001) loss explodes -> NaN guard assertion
   --task triton  --block-k 256       : (healthy 32) user Triton matmul tile needs too much shared memory
   --task compile --fullgraph         : .item() data-dependent branch in forward -> fatal graph break
-  --task compile --grow-batch-at K   : OOM inside a torch.compile'd graph (used with TORCH_TRACE)
+  --task compile --dynamic --grow-batch-at K : OOM inside a torch.compile'd graph (used with TORCH_TRACE;
+                                      --dynamic avoids a recompile so the trace stays < 2 MB)
 """
 import argparse, logging, math, sys, time
 import torch
@@ -24,6 +25,7 @@ p.add_argument("--grow-batch-at", type=int, default=-1)
 p.add_argument("--bad-token-at", type=int, default=-1)
 p.add_argument("--block-k", type=int, default=32)
 p.add_argument("--fullgraph", action="store_true")
+p.add_argument("--dynamic", action="store_true")
 args = p.parse_args()
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -120,7 +122,7 @@ def main():
         model = TinyLM().to(dev)
     fwd = model
     if args.task == "compile":
-        fwd = torch.compile(model, fullgraph=args.fullgraph)
+        fwd = torch.compile(model, fullgraph=args.fullgraph, dynamic=True if args.dynamic else None)
         log.info("compiled model with torch.compile(fullgraph=%s)", args.fullgraph)
     w_extra = None
     if args.task == "triton":
