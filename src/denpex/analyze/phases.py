@@ -22,6 +22,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_SCANNED = 64 << 10  # a line is searched in its first this many characters (a 4 MB line must stay cheap)
+TRAILING = 60  # lines after the decisive one whose frames may show it failed while compiling
+COMPILE = "compile"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,10 @@ class _StepRule:
 class PhaseTable:
     phases: tuple[tuple[str, re.Pattern[str]], ...]  # (name, all of its patterns as one alternation)
     steps: tuple[_StepRule, ...]
+
+    @property
+    def compile(self) -> re.Pattern[str]:
+        return next(pattern for name, pattern in self.phases if name == COMPILE)
 
 
 @cache
@@ -74,11 +80,20 @@ class PhaseTracker:
 
 
 def phase_at(lines: Iterable[Line], seq: int, rank: int | None) -> Phase | None:
-    """The phase of `rank`'s stream (and the lines that name no rank) up to and including line `seq`."""
+    """The phase of `rank`'s stream (and the lines that name no rank) up to and including line `seq`; the
+    TRAILING lines after it may still say "compile": a decisive line printed before its traceback (a C
+    compiler's error, `backend='inductor' raised:`) is followed by the frames of the compiler it failed in."""
     tracker = PhaseTracker()
+    after = 0
     for line in lines:
-        if line.seq > seq:
-            break
-        if rank is None or line.rank is None or line.rank == rank:
+        if rank is not None and line.rank is not None and line.rank != rank:
+            continue
+        if line.seq <= seq:
             tracker.feed(line)
+            continue
+        after += 1
+        if after > TRAILING or tracker.name == COMPILE:
+            break
+        if table().compile.search(line.text[:MAX_SCANNED]):
+            tracker.name = COMPILE
     return tracker.phase
