@@ -217,3 +217,20 @@ def test_the_phase_table_is_data():
     text = (Path(__file__).parent.parent / "src" / "denpex" / "analyze" / "phases.toml").read_text()
     names = re.findall(r'^name = "([^"]+)"', text, re.MULTILINE)
     assert names == ["launch", "rendezvous", "model load", "compile", "checkpoint", "shutdown"]
+
+
+def test_a_run_that_stopped_short_with_no_error_is_a_failure_against_its_baseline(tmp_path):
+    # the healthy run's own first 30 lines: a job cut off (node lost, killed from outside) that printed no error
+    healthy = CORPUS / "pairs" / "cpu-keyerror" / "healthy" / "log.txt"
+    cut = tmp_path / "cut.log"
+    cut.write_text("".join(healthy.read_text().splitlines(keepends=True)[:30]))
+    assert _diagnose(str(cut))["verdict"] == "clean"
+    out = _diagnose("--baseline", str(healthy), str(cut))
+    root = out["root_cause"]
+    assert out["verdict"] == "failure" and out["divergence"]["decisive"]
+    assert root["id"] == "baseline-divergence" and root["rank_evidence"] == "first_divergence"
+    first = out["divergence"]["ranks"][0]
+    assert first["kind"] == "missing" and first["expected"]["file"] == str(healthy)
+    assert root["evidence"] == first["line"]
+    result = CliRunner().invoke(cli, ["diagnose", "--baseline", str(healthy), str(cut)], terminal_width=120)
+    assert result.exit_code == ExitCode.FAILURE and "stopped after" in result.stdout

@@ -25,25 +25,32 @@ CONTEXT_BEFORE, CONTEXT_AFTER = 20, 5  # lines shown around a divergent line mad
 def annotate(diagnosis: Diagnosis, sources: list[Source], catalog: Catalog,
              baselines: list[list[Source]] | None = None) -> None:
     """Set diagnosis.phase and diagnosis.comparison; with baselines, make the first divergence the root cause
-    when no specific entry matched."""
-    if not baseline.small_enough(sources) or (baselines and not all(map(baseline.small_enough, baselines))):
+    when no specific entry matched. Inputs too big to read again get their phase from the root cause's context."""
+    limit = baseline.MAX_BYTES if baselines else baseline.SPATIAL_BYTES
+    small = baseline.small_enough(sources, limit) and all(baseline.small_enough(run) for run in baselines or [])
+    if baselines and not small:
+        diagnosis.notes.append(f"--baseline: inputs over {baseline.MAX_BYTES >> 20} MiB are not compared")
+    lines = baseline.read_lines(sources) if small else None
+    if lines is not None:
+        echoes = {(f.evidence.file, f.evidence.line) for f in diagnosis.findings if f.role is Role.COLLATERAL}
         if baselines:
-            diagnosis.notes.append(f"--baseline: inputs over {baseline.MAX_BYTES >> 20} MiB are not compared")
-        return
-    lines = baseline.read_lines(sources)
-    echoes = {(f.evidence.file, f.evidence.line) for f in diagnosis.findings if f.role is Role.COLLATERAL}
-    if baselines:
-        names = [", ".join(s.name for s in run) for run in baselines]
-        diagnosis.comparison = baseline.against_baseline(lines, [baseline.read_lines(run) for run in baselines],
-                                                         names, echoes)
-        if not diagnosis.comparison.ranks:
-            diagnosis.notes.append("--baseline: every line of the failed run also occurs in the healthy run")
-        _maybe_decisive(diagnosis, diagnosis.comparison, catalog, lines)
-    else:
-        diagnosis.comparison = baseline.between_ranks(lines, echoes)
+            healthy = [baseline.read_lines(run) for run in baselines]
+            names = [", ".join(s.name for s in run) for run in baselines]
+            diagnosis.comparison = baseline.against_baseline(lines, healthy, names, echoes)
+            if not diagnosis.comparison.ranks:
+                diagnosis.notes.append("--baseline: every line of the failed run also occurs in the healthy run")
+            _maybe_decisive(diagnosis, diagnosis.comparison, catalog, lines)
+        else:
+            diagnosis.comparison = baseline.between_ranks(lines, echoes)
     root = diagnosis.root_cause
     if root is not None:
-        diagnosis.phase = phase_at(lines, root.evidence.seq, root.rank)
+        seen = lines if lines is not None else [*root.context_before, _as_line(root.evidence), *root.context_after]
+        diagnosis.phase = phase_at(seen, root.evidence.seq, root.rank)
+
+
+def _as_line(ev: Evidence) -> Line:
+    return Line(file=ev.file, number=ev.line, text=ev.text, body=ev.text, rank=ev.rank, timestamp=ev.timestamp,
+                seq=ev.seq)
 
 
 def _generic(finding: Finding | None, catalog: Catalog) -> bool:
