@@ -29,7 +29,8 @@ def annotate(diagnosis: Diagnosis, sources: list[Source], catalog: Catalog,
     limit = baseline.MAX_BYTES if baselines else baseline.SPATIAL_BYTES
     small = baseline.small_enough(sources, limit) and all(baseline.small_enough(run) for run in baselines or [])
     if baselines and not small:
-        diagnosis.notes.append(f"--baseline: inputs over {baseline.MAX_BYTES >> 20} MiB are not compared")
+        diagnosis.notes.append(f"--baseline: inputs over {baseline.MAX_BYTES >> 20} MiB, and pipes too long to "
+                               "hold, are not compared")
     lines = baseline.read_lines(sources) if small else None
     if lines is not None:
         echoes = {(f.evidence.file, f.evidence.line) for f in diagnosis.findings if f.role is Role.COLLATERAL}

@@ -33,8 +33,9 @@ _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warn
 Streams = dict[int | None, list[Line]]
 
 
-def small_enough(sources: Iterable[Source], limit: int = MAX_BYTES) -> bool:
-    return sum(s.size_hint() for s in sources) <= limit
+def small_enough(sources: list[Source], limit: int = MAX_BYTES) -> bool:
+    """Whether the sources can be read again (a long pipe cannot: it was read once, as it came) and are small."""
+    return all(s.stream is None for s in sources) and sum(s.size_hint() for s in sources) <= limit
 
 
 def read_lines(sources: Iterable[Source]) -> list[Line]:
