@@ -110,6 +110,10 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
     root_dir = common_root(report.inputs)
     out = [f"# denpex: {plain(report.verdict)}", ""]
     out.append(_inputs(report, root_dir))
+    if report.flight_recorder is not None:
+        partial = " (partial: a dump was cut off)" if report.flight_recorder.partial else ""
+        said = report.flight_recorder.summary.removeprefix("Flight Recorder ")
+        out += ["", f"**Flight Recorder:** {plain(said)}{partial}"]
     if report.notes:
         out += ["", *[f"> note: {plain(note)}" for note in report.notes]]
     root = report.root_cause
