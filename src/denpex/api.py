@@ -93,6 +93,8 @@ def diagnose_sources(
     inputs = [s.name for s in sources]
     extra = ExtraInputs.read([s for s in sources if s.kind != "log"])
     sources = [s for s in sources if s.kind == "log"]
+    if not sources and not extra.dumps and not extra.error_files:
+        raise DenpexInputError(extra.notes[0].removeprefix("left out: "))  # nothing at all could be read
     collector = Collector(catalog or load(), context=context)
     fast = engine != "lines" and (engine != "auto" or sum(s.size_hint() for s in sources) >= FAST_PATH_BYTES)
     if fast:

@@ -39,15 +39,23 @@ class ExtraInputs:
                     extra._add_error_file(source)
             except DenpexInputError as exc:
                 extra.notes.append(f"left out: {exc}")
+        extra._rank_copies()
+        for found, rank in extra.error_files:
+            if found.traceback.strip():
+                extra.error_sources.append(Source(name=found.name, data=found.traceback.encode("utf-8", "replace"),
+                                                  rank_hint=rank, time_hint=found.timestamp))
         return extra
 
     def _add_error_file(self, source: Source) -> None:
         found = read_error_file(source.path, source.name) if source.path is not None else parse_error_file(
             source.data or b"", source.name)
         self.error_files.append((found, source.rank_hint))
-        if found.traceback.strip():
-            self.error_sources.append(Source(name=source.name, data=found.traceback.encode("utf-8", "replace"),
-                                             rank_hint=source.rank_hint, time_hint=found.timestamp))
+
+    def _rank_copies(self) -> None:
+        """torchrun's own error file ($TORCHELASTIC_ERROR_FILE) is a copy of the root cause rank's: that rank's."""
+        ranked = {(ef.message, ef.traceback, ef.timestamp): rank for ef, rank in self.error_files if rank is not None}
+        self.error_files = [(ef, rank if rank is not None else ranked.get((ef.message, ef.traceback, ef.timestamp)))
+                            for ef, rank in self.error_files]
 
     def merge(self, diagnosis: Diagnosis, launcher_first: tuple[int, str, Evidence] | None) -> None:
         """What the dumps say about the initiating rank; where torchrun's first observed failure disagrees."""

@@ -138,7 +138,9 @@ def _mismatch(seq: int, joined: dict[int, FrEntry], entry: FrEntry) -> _Problem 
     described = "; ".join(f"{_ranks(ranks)}: {op} sizes {sizes} dtypes {dtypes}"
                           for (op, sizes, dtypes), ranks in shapes.items())
     text = f"the ranks ran different collectives at sequence number {seq} ({described})"
-    if culprit is None:
+    if culprit is not None:
+        text += f": rank {culprit} is the only one that differs"
+    else:
         text += ": no rank is alone in its collective, so the dumps cannot tell which one is wrong"
     return _Problem(seq, entry.time_created_ns or 0, "mismatch", culprit, [], joined[culprit] if culprit is not None
                     else entry, text)

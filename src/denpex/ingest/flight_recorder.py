@@ -21,8 +21,10 @@ from denpex.errors import DenpexInputError
 
 PICKLE_HEADERS = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 MAX_DUMP_BYTES = 256 << 20  # a 2,000-entry buffer is ~1.5 MB; anything far larger is not a dump
-# nccl_trace_rank_3, gloo_trace_rank_3, fr_dump_rank_3, my_flight_recorder_3.pkl: the rank is the trailing number
-_DUMP_NAME = re.compile(r"(?:_trace_(?:json_)?rank_\d+$|flight|fr_dump)", re.IGNORECASE)
+# nccl_trace_rank_3, gloo_trace_rank_3, fr_dump_3.pkl: a dump whatever its bytes (the rank is the trailing number);
+# a name with `flight` in it is a dump only when its bytes are a pickle or a JSON object (flight_test.log is a log)
+_DUMP_NAME = re.compile(r"_trace_(?:json_)?rank_\d+$|^fr_dump", re.IGNORECASE)
+_MAYBE_DUMP_NAME = re.compile(r"flight", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"(\d+)(?:\.(?:pkl|pickle|json))?$", re.IGNORECASE)
 _STATES = ("scheduled", "started", "completed")
 
@@ -101,7 +103,14 @@ class FrDump:
 
 
 def named_like_dump(path: Path) -> bool:
+    """Named as PyTorch names its dumps (TORCH_FR_DUMP_TEMP_FILE + rank), or a pickle's suffix."""
     return _DUMP_NAME.search(path.name) is not None or path.suffix.lower() in (".pkl", ".pickle")
+
+
+def is_dump(path: Path, head: bytes) -> bool:
+    """A pickle, a file named as a dump, or a JSON object under a name with `flight` in it."""
+    return is_pickle(head) or named_like_dump(path) or (
+        _MAYBE_DUMP_NAME.search(path.name) is not None and head.lstrip()[:1] == b"{")
 
 
 def is_pickle(head: bytes) -> bool:

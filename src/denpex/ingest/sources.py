@@ -251,6 +251,8 @@ def _looks_like_log(path: Path) -> bool:
     last = suffixes[-1].lower() if suffixes else ""
     if error_files.named_like_error_file(path) or flight_recorder.named_like_dump(path):
         return True
+    if last == ".json" and "flight" in path.name.lower():  # a JSON Flight Recorder dump saved under its own name
+        return True
     return last in LOG_SUFFIXES or re.fullmatch(r"\.\d+", last) is not None
 
 
@@ -296,8 +298,8 @@ def _file_source(path: Path, display: str, info: os.stat_result | None = None) -
 
 
 def _kind(path: Path, head: bytes) -> str:
-    """A Flight Recorder dump (any pickle, or JSON under a dump's name) or an error file is not a text log."""
-    if flight_recorder.is_pickle(head) or (flight_recorder.named_like_dump(path) and head.lstrip()[:1] == b"{"):
+    """A Flight Recorder dump (any pickle, or a file named as one) or an error file is not a text log."""
+    if flight_recorder.is_dump(path, head):
         return "flight_recorder"
     if error_files.looks_like_error_file(head) and (
             error_files.named_like_error_file(path) or path.suffix.lower() == ".json"):
