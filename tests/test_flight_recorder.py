@@ -244,3 +244,34 @@ def test_dumps_alone_say_who_never_joined_in_a_note():
     report = diagnose_json(*sorted((GLOO / "gloo-rank2-skips").glob("gloo_trace_rank_*")))
     assert report["flight_recorder"]["culprit"] == 2
     assert any("rank 2 never joined collective 2" in n and "no log line" in n for n in report["notes"])
+
+
+def test_dumps_under_other_names_are_found_by_their_bytes(tmp_path):
+    """A pickle header is enough, whatever the name; a FIFO beside them is never opened to sniff it."""
+    fr = MULTI / "gpu-multi-fr-straggler" / "fr"
+    shutil.copy(MULTI / "gpu-multi-fr-straggler" / "log.txt", tmp_path / "log.txt")
+    for rank in (0, 1):
+        shutil.copy(fr / f"nccl_trace_rank_{rank}", tmp_path / f"r{rank}.bin")
+    os.mkfifo(tmp_path / "pipe")
+    report = diagnose_json(tmp_path)
+    assert report["flight_recorder"]["culprit"] == 1
+    assert report["root_cause"]["rank_evidence"] == "flight_recorder"
+
+
+def test_text_from_a_dump_is_escaped_in_every_report(tmp_path):
+    """A dump's op name and frames are untrusted text too: the real dump, its op renamed, re-pickled."""
+    from denpex.ingest.flight_recorder import SafeUnpickler
+
+    folder = _case_copy("gpu-multi-fr-straggler", tmp_path)
+    path = folder / "fr" / "nccl_trace_rank_0"
+    with open(path, "rb") as handle:
+        raw = SafeUnpickler(handle).load()
+    for entry in raw["entries"]:
+        entry["profiling_name"] = "nccl:\x1b]2;owned\x07<script>alert(1)</script>"
+    path.write_bytes(pickle.dumps(raw, protocol=2))
+    terminal = run("diagnose", folder).stdout
+    assert "\x1b]2;" not in terminal and "\\x1b]2;owned" in terminal
+    html = run("diagnose", "--format", "html", folder).stdout
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+    markdown = run("diagnose", "--format", "markdown", folder).stdout
+    assert "<script>" not in markdown

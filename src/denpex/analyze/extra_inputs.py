@@ -92,9 +92,11 @@ class ExtraInputs:
 
 
 def _dump(source: Source) -> FrDump:
-    if source.path is not None:
-        return read_dump(source.path, source.name)
-    return parse_dump(source.data or b"", source.name)
+    dump = read_dump(source.path, source.name) if source.path is not None else parse_dump(source.data or b"",
+                                                                                           source.name)
+    if dump.rank is None:
+        dump.rank = source.rank_hint  # a folder that says the rank (rank3/, attempt_0/3/)
+    return dump
 
 
 def _clock(seconds: float) -> str:

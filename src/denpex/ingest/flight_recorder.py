@@ -15,7 +15,7 @@ import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from denpex.errors import DenpexInputError
 
@@ -25,7 +25,7 @@ MAX_DUMP_BYTES = 256 << 20  # a 2,000-entry buffer is ~1.5 MB; anything far larg
 # a name with `flight` in it is a dump only when its bytes are a pickle or a JSON object (flight_test.log is a log)
 _DUMP_NAME = re.compile(r"_trace_(?:json_)?rank_\d+$|^fr_dump", re.IGNORECASE)
 _MAYBE_DUMP_NAME = re.compile(r"flight", re.IGNORECASE)
-_TRAILING_NUMBER = re.compile(r"(\d+)(?:\.(?:pkl|pickle|json))?$", re.IGNORECASE)
+_TRAILING_NUMBER = re.compile(r"(\d+)(?:\.[A-Za-z]\w*)?$")  # nccl_trace_rank_3, dump_3.pkl, r3.bin
 _STATES = ("scheduled", "started", "completed")
 
 
@@ -123,24 +123,33 @@ def rank_of(name: str) -> int | None:
 
 
 def read_dump(path: Path, display: str) -> FrDump:
-    """The dump at `path`; DumpError when nothing of it can be read (not a dump, a refused global, no entries)."""
+    """The dump at `path`; DumpError when nothing of it can be read (not a dump, a refused global, no entries).
+
+    A pickle is unpickled from the open file, so a stray pickle that is no dump (an old `torch.save` checkpoint)
+    stops at its first global without being read whole."""
     try:
+        if path.stat().st_size > MAX_DUMP_BYTES:
+            raise DumpError(f"not read as a Flight Recorder dump: {display} is over {MAX_DUMP_BYTES >> 20} MiB")
         with open(path, "rb") as handle:
-            data = handle.read(MAX_DUMP_BYTES + 1)
+            return _parse(handle, display)
     except OSError as exc:
         raise DumpError(f"cannot read {display}: {exc.strerror or exc}") from None
-    if len(data) > MAX_DUMP_BYTES:
-        raise DumpError(f"not read as a Flight Recorder dump: {display} is over {MAX_DUMP_BYTES >> 20} MiB")
-    return parse_dump(data, display)
 
 
 def parse_dump(data: bytes, display: str) -> FrDump:
+    """A dump held in memory (stdin, a test's bytes)."""
+    return _parse(io.BytesIO(data), display)
+
+
+def _parse(handle: BinaryIO, display: str) -> FrDump:
     dump = FrDump(name=display, rank=rank_of(display))
     cut: set[int] = set()
-    if data.lstrip()[:1] == b"{":
-        raw = _json(data, display, dump)
+    head = handle.read(64)
+    handle.seek(0)
+    if head.lstrip()[:1] == b"{":
+        raw = _json(handle.read(MAX_DUMP_BYTES + 1), display, dump)
     else:
-        raw, cut = _unpickle(data, display, dump)
+        raw, cut = _unpickle(handle, display, dump)
     if not isinstance(raw, dict):
         raise DumpError(f"not a Flight Recorder dump: {display} (no dict of entries)")
     dump.version = str(raw.get("version", ""))
@@ -164,8 +173,8 @@ def parse_dump(data: bytes, display: str) -> FrDump:
     return dump
 
 
-def _unpickle(data: bytes, display: str, dump: FrDump) -> tuple[Any, set[int]]:
-    reader = SafeUnpickler(io.BytesIO(data))
+def _unpickle(handle: BinaryIO, display: str, dump: FrDump) -> tuple[Any, set[int]]:
+    reader = SafeUnpickler(handle)
     try:
         return reader.load(), set()
     except _RefusedGlobal as exc:

@@ -256,6 +256,17 @@ def _looks_like_log(path: Path) -> bool:
     return last in LOG_SUFFIXES or re.fullmatch(r"\.\d+", last) is not None
 
 
+def _starts_as_pickle(path: Path) -> bool:
+    """A file of any name whose first bytes are a pickle header: a Flight Recorder dump saved under its own name."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # never open a FIFO or a device to sniff it: that can block
+            return False
+        with open(path, "rb") as handle:
+            return flight_recorder.is_pickle(handle.read(2))
+    except OSError:
+        return False
+
+
 def _os_reason(exc: OSError) -> str:
     return exc.strerror.lower() if exc.strerror else str(exc)
 
@@ -371,7 +382,8 @@ def _dir_sources(root: Path, display: str, left_out: list[str] | None = None) ->
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in linked)
         for filename in sorted(filenames):
             path = Path(dirpath) / filename
-            if filename.startswith(".") or filename == "label.json" or not _looks_like_log(path):
+            if filename.startswith(".") or filename == "label.json" or not (_looks_like_log(path)
+                                                                             or _starts_as_pickle(path)):
                 continue
             try:
                 info = path.stat()
