@@ -275,3 +275,18 @@ def test_text_from_a_dump_is_escaped_in_every_report(tmp_path):
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
     markdown = run("diagnose", "--format", "markdown", folder).stdout
     assert "<script>" not in markdown
+
+
+def test_extension_codes_and_persistent_ids_are_refused_too():
+    import copyreg
+
+    copyreg.add_extension(os.system.__module__, "system", 0x7ffffff0)
+    try:
+        ext = pickle.dumps({"entries": [os.system]}, protocol=2)  # EXT4 0x7ffffff0: a global by number
+    finally:
+        copyreg.remove_extension(os.system.__module__, "system", 0x7ffffff0)
+    assert b"\x84" in ext and b"system" not in ext
+    with pytest.raises(DumpError, match="extension"):
+        parse_dump(ext, "ext")
+    with pytest.raises(DumpError, match="persistent id"):
+        parse_dump(b"\x80\x02}q\x00X\x07\x00\x00\x00entriesq\x01]q\x02X\x01\x00\x00\x00xQs.", "pid")

@@ -39,11 +39,19 @@ class _RefusedGlobal(pickle.UnpicklingError):
 
 class SafeUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
     """pickle's own Unpickler (its pure-Python twin, whose stack stays readable after a truncation), with every
-    global refused: no class, function or module can be named, so no object's code can run (REDUCE, BUILD and
-    NEWOBJ need a callable that only a global could supply; persistent ids are refused by the base class)."""
+    global refused: no class, function or module can be named, by name or by extension code, so no object's code
+    can run (REDUCE, BUILD, INST, OBJ and NEWOBJ need a callable that only a global could supply; the values the
+    other opcodes make, strings, numbers and containers, cannot be called). Persistent ids are refused."""
 
     def find_class(self, module: str, name: str) -> Any:
         raise _RefusedGlobal(f"it asks for the Python global {module}.{name}, refused (a dump needs none)")
+
+    def get_extension(self, code: int) -> Any:
+        """copyreg's extension codes name globals by number (and its cache may hold one): refused too."""
+        raise _RefusedGlobal(f"it asks for the Python global registered as extension {code}, refused")
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise _RefusedGlobal("it holds a persistent id (an object stored elsewhere), refused")
 
     def partial(self) -> tuple[Any, set[int]]:
         """What was read before the input ended: the open containers, each filled with its complete items, and
@@ -125,15 +133,18 @@ def rank_of(name: str) -> int | None:
 def read_dump(path: Path, display: str) -> FrDump:
     """The dump at `path`; DumpError when nothing of it can be read (not a dump, a refused global, no entries).
 
-    A pickle is unpickled from the open file, so a stray pickle that is no dump (an old `torch.save` checkpoint)
-    stops at its first global without being read whole."""
+    The bytes are read first and unpickled from memory: a length field in the pickle (8 bytes of it for a
+    string) then asks for at most what the file holds, never a huge read from the file itself."""
     try:
         if path.stat().st_size > MAX_DUMP_BYTES:
             raise DumpError(f"not read as a Flight Recorder dump: {display} is over {MAX_DUMP_BYTES >> 20} MiB")
         with open(path, "rb") as handle:
-            return _parse(handle, display)
+            data = handle.read(MAX_DUMP_BYTES + 1)
     except OSError as exc:
         raise DumpError(f"cannot read {display}: {exc.strerror or exc}") from None
+    if len(data) > MAX_DUMP_BYTES:  # it grew since
+        raise DumpError(f"not read as a Flight Recorder dump: {display} is over {MAX_DUMP_BYTES >> 20} MiB")
+    return parse_dump(data, display)
 
 
 def parse_dump(data: bytes, display: str) -> FrDump:
