@@ -290,3 +290,10 @@ def test_extension_codes_and_persistent_ids_are_refused_too():
         parse_dump(ext, "ext")
     with pytest.raises(DumpError, match="persistent id"):
         parse_dump(b"\x80\x02}q\x00X\x07\x00\x00\x00entriesq\x01]q\x02X\x01\x00\x00\x00xQs.", "pid")
+
+
+def test_dumps_alone_in_the_terminal_do_not_say_all_is_well():
+    shown = run("diagnose", *sorted((GLOO / "gloo-rank2-op-differs").glob("gloo_trace_json_rank_*")))
+    assert shown.returncode == 0, shown.stderr
+    assert "rank 2 is the only one that differs" in " ".join(shown.stdout.split())
+    assert "No failure or warning found in the logs; see the Flight Recorder line above." in shown.stdout

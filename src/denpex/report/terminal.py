@@ -131,7 +131,9 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
                                label_style="cyan"))
     root = report.root_cause
     if root is None:
-        console.print("No failure or warning found.")
+        seen = report.flight_recorder is not None and report.flight_recorder.kind is not None
+        console.print("No failure or warning found" + (" in the logs; see the Flight Recorder line above." if seen
+                                                         else "."))
         return
     rows: list[tuple[str | Text, str | Text]] = [
         (Text("Root cause", "bold"), Text.assemble((root.title, "bold"), (f"  [{root.id}]", "cyan"))),
