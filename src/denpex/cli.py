@@ -95,7 +95,7 @@ def diagnose(
     catalog = load()
     from denpex.report.progress import ScanProgress
 
-    with ScanProgress(sum(source.size_hint() for source in sources)) as progress:
+    with ScanProgress(sum(source.size_hint() for source in sources if source.kind == "log")) as progress:
         result = diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers,
                                   progress=progress)
     result.notes[:0] = left_out
