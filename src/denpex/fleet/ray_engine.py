@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,12 +36,13 @@ class RayRun:
     batch: int = 0
     tasks: int = 0
     worker_pids: set[int] = field(default_factory=set)
+    seconds: float = 0.0  # from the first task submitted to the last result back: the work, not the start
 
     def note(self) -> str:
         where = f"a local Ray cluster started with {self.cpus:g} CPUs" if self.started else \
             f"the Ray cluster at {self.cluster} ({self.cpus:g} CPUs)"
         return (f"denpex: note: ray: {self.tasks} tasks (at most {self.batch} jobs each) on {where}, "
-                f"in {len(self.worker_pids)} worker processes")
+                f"in {len(self.worker_pids)} worker processes, {self.seconds:.2f} s")
 
 
 def import_ray() -> Any:
@@ -81,6 +83,7 @@ def run_jobs_ray(jobs: list[Job], address: str | None = None, cpus: int | None =
         run.cpus = float(ray.cluster_resources().get("CPU", 1.0))
         run.batch = batch or batch_size(len(jobs), run.cpus)
         task = ray.remote(num_cpus=1, max_retries=0)(diagnose_batch)
+        started = time.perf_counter()
         refs = {task.remote(jobs[i:i + run.batch]): i for i in range(0, len(jobs), run.batch)}
         run.tasks = len(refs)
         done: dict[int, JobResult] = {}
@@ -100,6 +103,7 @@ def run_jobs_ray(jobs: list[Job], address: str | None = None, cpus: int | None =
                 done[start + offset] = result
                 if progress is not None:
                     progress(result)
+        run.seconds = time.perf_counter() - started
         return [done[i] for i in range(len(jobs))], run
     finally:
         if run.started:
