@@ -19,12 +19,14 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,6 +35,17 @@ RESULTS = REPO / "benchmarks" / "RESULTS-triage.md"
 CONFIGS = [("local", 1), ("local", 2), ("ray", 1), ("ray", 2)]
 CLUSTER_CPUS = 64
 DAY_JOBS = 100_000
+
+
+@dataclass
+class Row:
+    engine: str
+    workers: int
+    wall: float
+    cpu: float  # the command and its process pool
+    note: str = ""
+    tasks_rate: float | None = None  # jobs/s from the first Ray task submitted to the last result
+    tasks_cpu: float | None = None  # CPU seconds in Ray's tasks
 
 
 def corpus_cases() -> list[tuple[Path, dict[str, object]]]:
@@ -83,18 +96,22 @@ def make_jobs(root: Path, count: int, seed: int) -> tuple[dict[str, str], Counte
     return labels, Counter(labels.values()), links
 
 
-def triage(jobs: str, engine: str, workers: int) -> tuple[float, bytes, str]:
-    """Wall seconds, stdout (the JSON report) and stderr's last line of one `denpex triage` run."""
+def triage(jobs: str, engine: str, workers: int) -> tuple[float, float, bytes, str]:
+    """Wall seconds, CPU seconds of the command and the processes it waited for (its process pool; not Ray's
+    workers, which the cluster starts), stdout (the JSON report) and the Ray note of one `denpex triage` run."""
     env = {k: v for k, v in os.environ.items() if k not in ("DENPEX_DEBUG", "RAY_ADDRESS")}
     command = [sys.executable, "-m", "denpex", "triage", "--format", "json", "--no-history",
                "--engine", engine, "--workers", str(workers), jobs]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, env=env, stdin=subprocess.DEVNULL, timeout=3600)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if result.returncode not in (0, 1, 3):
         raise SystemExit(f"{' '.join(command)} exited {result.returncode}: {result.stderr.decode()[-2000:]}")
     notes = [line for line in result.stderr.decode().splitlines() if "note: ray" in line]
-    return wall, result.stdout, notes[-1] if notes else ""
+    return wall, cpu, result.stdout, notes[-1] if notes else ""
 
 
 def purity(report: dict[str, object], labels: dict[str, str]) -> float:
@@ -118,11 +135,15 @@ def main() -> None:
               flush=True)
         rows, outputs = [], []
         for engine, workers in CONFIGS:
-            wall, out, note = triage(str(root / "jobs" / "*"), engine, workers)
+            wall, cpu, out, note = triage(str(root / "jobs" / "*"), engine, workers)
             outputs.append(out)
-            tasks_s = float(note.rsplit(", ", 1)[1].split()[0]) if note else None
-            rows.append((engine, workers, wall, args.jobs / wall, args.jobs / tasks_s if tasks_s else None, note))
-            print(f"{engine} x{workers}: {wall:.1f} s, {args.jobs / wall:.0f} jobs/s {note}", flush=True)
+            if note:  # "..., 65.57 s, 61.20 CPU s in tasks"
+                tasks_s, tasks_cpu = (float(part.split()[0]) for part in note.split(", ")[-2:])
+                rows.append(Row(engine, workers, wall, cpu, note, args.jobs / tasks_s, tasks_cpu))
+            else:
+                rows.append(Row(engine, workers, wall, cpu, note))
+            print(f"{engine} x{workers}: {wall:.1f} s, {args.jobs / wall:.0f} jobs/s, {cpu:.1f} CPU s {note}",
+                  flush=True)
         report = json.loads(outputs[0])
         same = all(out == outputs[0] for out in outputs)
         score = purity(report, labels)
@@ -133,35 +154,38 @@ def main() -> None:
     print(text)
 
 
-def render(args: argparse.Namespace, rows: list[tuple[str, int, float, float, float | None, str]], same: bool,
+def render(args: argparse.Namespace, rows: list[Row], same: bool,
            score: float, report: dict[str, object], links: Counter[str],
            made: float) -> str:
-    cpu_s = 1 / rows[0][3]  # seconds per job, one local worker (process start and imports included)
-    ray1 = next(r for r in rows if r[0] == "ray" and r[1] == 1)
-    ray_job_s = 1 / ray1[4] if ray1[4] else cpu_s
-    ray_fixed = ray1[2] - args.jobs * ray_job_s  # cluster start and stop, imports, listing the jobs
-    day_cpu_h = DAY_JOBS * ray_job_s / 3600
-    day_wall_s = DAY_JOBS * ray_job_s / (CLUSTER_CPUS * 0.8)
+    jobs = args.jobs
+    ray1 = next(r for r in rows if r.engine == "ray" and r.workers == 1)
+    job_cpu = (ray1.tasks_cpu or ray1.cpu) / jobs  # CPU seconds per job inside Ray's tasks
+    local_cpu = rows[0].cpu / jobs  # the local engine, one worker: the whole command's CPU per job
+    ray_fixed = ray1.wall - jobs / ray1.tasks_rate if ray1.tasks_rate else 0.0
+    day_cpu_h = DAY_JOBS * job_cpu / 3600
+    day_wall_s = DAY_JOBS * job_cpu / (CLUSTER_CPUS * 0.8)
     lines = [
         "# denpex triage: local process pool against Ray",
         "",
-        f"Command: `python benchmarks/bench_triage.py --jobs {args.jobs} --seed {args.seed}`",
+        f"Command: `python benchmarks/bench_triage.py --jobs {jobs} --seed {args.seed}`",
         "",
-        f"{args.jobs} job folders made from the corpus in {made:.1f} s (files {', '.join(links)}: "
+        f"{jobs} job folders made from the corpus in {made:.1f} s (files as {', '.join(links)}s: "
         f"{sum(links.values())} files), categories drawn by their share of the corpus' cases; each run is "
         "`denpex triage --format json --no-history --engine E --workers W 'DIR/*'` as a subprocess on this "
-        f"machine ({os.cpu_count()} cores, shared with other work), wall time from start to exit. Ray runs start "
-        "a local cluster with W CPUs and stop it; the engine times its tasks (first submitted to last result "
-        "back), which gives the jobs/s past the fixed cost (with 1 CPU: "
-        f"{ray_fixed:.1f} s of cluster start and stop, imports and listing the jobs).",
+        f"machine ({os.cpu_count()} cores, shared with other work: load average {os.getloadavg()[0]:.1f} at the "
+        "end), wall time from start to exit. Ray runs start a local cluster with W CPUs and stop it; the engine "
+        "times its tasks (first submitted to last result back: jobs/s past the fixed cost, "
+        f"{ray_fixed:.1f} s with 1 CPU for cluster start and stop, imports and listing the jobs) and sums "
+        "their CPU time. CPU ms per job: for local, the command and its pool; for Ray, inside the tasks.",
         "",
-        "| engine | workers / CPUs | wall s | jobs/s | jobs/s in Ray's tasks | Ray tasks |",
-        "|---|---|---|---|---|---|",
+        "| engine | workers / CPUs | wall s | jobs/s | CPU ms per job | jobs/s in Ray's tasks | Ray tasks |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for engine, workers, wall, rate, past, note in rows:
-        tasks = note.split("ray: ", 1)[1].split(" on ")[0] if note else "-"
-        lines.append(f"| {engine} | {workers} | {wall:.1f} | {rate:.0f} | "
-                     f"{f'{past:.0f}' if past else '-'} | {tasks} |")
+    for r in rows:
+        tasks = r.note.split("ray: ", 1)[1].split(" on ")[0] if r.note else "-"
+        cpu = r.tasks_cpu if r.tasks_cpu is not None else r.cpu
+        lines.append(f"| {r.engine} | {r.workers} | {r.wall:.1f} | {jobs / r.wall:.0f} | {cpu / jobs * 1000:.1f} | "
+                     f"{f'{r.tasks_rate:.0f}' if r.tasks_rate else '-'} | {tasks} |")
     groups = report["groups"]
     lines += [
         "",
@@ -171,16 +195,17 @@ def render(args: argparse.Namespace, rows: list[tuple[str, int, float, float, fl
         "",
         f"## A {DAY_JOBS:,}-job day on a {CLUSTER_CPUS}-core Ray cluster (estimate, on paper)",
         "",
-        f"Measured: {ray_job_s * 1000:.1f} ms of one CPU per job in Ray's tasks with 1 CPU "
-        f"({cpu_s * 1000:.1f} ms with the local engine's one worker, process start included). Assumptions: "
+        f"Measured: {job_cpu * 1000:.1f} ms of CPU per job in Ray's tasks with 1 CPU "
+        f"({local_cpu * 1000:.1f} ms for the whole local command with one worker, start included); CPU time, "
+        "not wall time, because this machine is shared (and Ray runs its workers at nice 15). Assumptions: "
         "jobs like the corpus' (logs of tens of kB; bigger logs cost more, about in proportion to their size), "
         "logs on local disk or a store that delivers them as fast "
         "as the diagnosis reads them, 80% of the cluster's CPUs doing work (scheduling, stragglers, the last "
         "batches), the driver's per-result work negligible at 64-job batches.",
         "",
-        f"- CPU time: {DAY_JOBS:,} x {ray_job_s * 1000:.1f} ms = {day_cpu_h:.2f} CPU-hours a day.",
-        f"- Wall time on {CLUSTER_CPUS} cores: {day_wall_s:.0f} s plus the cluster's start (one run a day; "
-        f"{ray_fixed:.0f} s here for a local one), i.e. minutes: the day's triage is not a capacity problem.",
+        f"- CPU time: {DAY_JOBS:,} x {job_cpu * 1000:.1f} ms = {day_cpu_h:.2f} CPU-hours a day.",
+        f"- Wall time on {CLUSTER_CPUS} cores: {day_wall_s:.0f} s of the cluster plus its start (one run a day; "
+        f"{ray_fixed:.0f} s here for a local one): a day of triage is not a capacity problem.",
         f"- Cost: at a typical cloud price of about $0.04 per vCPU-hour, {day_cpu_h:.2f} CPU-hours is about "
         f"${day_cpu_h * 0.04:.2f} of compute a day; holding a {CLUSTER_CPUS}-core cluster for an hour a day "
         f"for it would be about ${CLUSTER_CPUS * 0.04:.2f}. Fetching logs from object storage (a GET per file, "

@@ -37,12 +37,14 @@ class RayRun:
     tasks: int = 0
     worker_pids: set[int] = field(default_factory=set)
     seconds: float = 0.0  # from the first task submitted to the last result back: the work, not the start
+    cpu_seconds: float = 0.0  # CPU time in the tasks, summed
 
     def note(self) -> str:
         where = f"a local Ray cluster started with {self.cpus:g} CPUs" if self.started else \
             f"the Ray cluster at {self.cluster} ({self.cpus:g} CPUs)"
         return (f"denpex: note: ray: {self.tasks} tasks (at most {self.batch} jobs each) on {where}, "
-                f"in {len(self.worker_pids)} worker processes, {self.seconds:.2f} s")
+                f"in {len(self.worker_pids)} worker processes, {self.seconds:.2f} s, "
+                f"{self.cpu_seconds:.2f} CPU s in tasks")
 
 
 def import_ray() -> Any:
@@ -54,9 +56,12 @@ def import_ray() -> Any:
     return ray
 
 
-def diagnose_batch(jobs: list[Job]) -> tuple[int, list[JobResult]]:
-    """One Ray task: the batch's jobs in order, and the worker's pid (how many workers did the work)."""
-    return os.getpid(), [diagnose_job(job) for job in jobs]
+def diagnose_batch(jobs: list[Job]) -> tuple[int, float, list[JobResult]]:
+    """One Ray task: the worker's pid (how many workers did the work), the CPU seconds it took (the cost of
+    a job, whatever else the machine runs) and the batch's jobs' results in order."""
+    start = time.process_time()
+    results = [diagnose_job(job) for job in jobs]
+    return os.getpid(), time.process_time() - start, results
 
 
 def batch_size(jobs: int, cpus: float) -> int:
@@ -92,13 +97,14 @@ def run_jobs_ray(jobs: list[Job], address: str | None = None, cpus: int | None =
             ready, pending = ray.wait(pending, num_returns=1)
             start = refs[ready[0]]
             try:
-                pid, results = ray.get(ready[0])
+                pid, cpu, results = ray.get(ready[0])
             except ray.exceptions.RayError as exc:  # the task's worker died: its jobs are errors, not lost
                 reason = " ".join(str(exc).split()[:12])
                 results = [failed_result(job, f"its Ray task failed ({reason})")
                            for job in jobs[start:start + run.batch]]
             else:
                 run.worker_pids.add(pid)
+                run.cpu_seconds += cpu
             for offset, result in enumerate(results):
                 done[start + offset] = result
                 if progress is not None:

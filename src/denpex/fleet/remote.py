@@ -85,8 +85,11 @@ def _fetch(url: str, target: str) -> str:
             moment = _copy(fs, name, local)
             newest = max(newest or 0.0, moment) if moment is not None else newest
         os.makedirs(target, exist_ok=True)  # an empty prefix is an empty folder: "no log files", as locally
-        if newest is not None:  # the folder's own time is read too (triage's seen time): not the copy's
-            os.utime(target, (newest, newest))
+        # the folder's own time counts in triage's seen time: the store's folder time (a file:// folder has
+        # one), else its newest object's, never the copy's
+        moment = _modified(fs, path) or newest
+        if moment is not None:
+            os.utime(target, (moment, moment))
         return target
     except DenpexInputError:
         raise
