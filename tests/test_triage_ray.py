@@ -16,15 +16,15 @@ from click.testing import CliRunner
 
 from denpex.cli import cli
 from denpex.fleet.manifest import jobs_from_inputs
-from denpex.fleet.triage import run_jobs, summarise
+from denpex.fleet.triage import run_jobs
 from tests.conftest import REPO
 from tests.test_triage import GEN, GPU, label, make_job, run
 
 try:
     import ray
-except ImportError:  # Ray is in the test extra: CI must have it, a developer may not
+except ImportError as missing:  # Ray is in the test extra: CI must have it (a failure), a developer may not
     if os.environ.get("CI") == "true":
-        raise
+        raise ImportError("ray is in the test extra, CI must have it: pip install -e '.[test]'") from missing
     pytest.skip("ray is not installed (pip install -e '.[test]')", allow_module_level=True)
 
 CASES = (GPU / "gpu-cuda-oom", GPU / "gpu-cuda-oom-compiled", GEN / "gen-cpp-compile-error",
@@ -85,8 +85,12 @@ def test_library_on_this_process_cluster_with_file_urls(jobs: Path, cluster: str
     remote, ray_run = run_jobs_ray(jobs_from_inputs(urls), batch=3)
     assert ray_run.cluster == "this process's" and not ray_run.started and ray_run.tasks == 2
     assert [r.paths for r in remote] == [[u] for u in urls]
-    assert [{**asdict(r), "paths": None} for r in remote] == [{**asdict(r), "paths": None} for r in local]
-    assert summarise(remote).model_dump_json() == summarise(local).model_dump_json()
+    assert [{**asdict(r), "paths": None, "verify": None} for r in remote] == \
+        [{**asdict(r), "paths": None, "verify": None} for r in local]
+    # a verify command names the log as given (the URL), not the worker's temporary copy
+    want = [r.verify.replace(p, f"file://{p}") for r, p in zip(local, folders, strict=True)]
+    assert [r.verify for r in remote] == want
+    assert any("--log file://" in r.verify for r in remote)
     assert ray.is_initialized()  # a cluster the engine did not start is left running
 
 
@@ -110,9 +114,12 @@ def test_memory_urls_diagnose_as_folders(jobs: Path) -> None:
     from_folders = runner.invoke(cli, [*args, *map(str, folders)])
     assert from_memory.exit_code == from_folders.exit_code == 1, from_memory.output
     got, want = json.loads(from_memory.stdout), json.loads(from_folders.stdout)
-    times = ("first_seen", "last_seen")  # memory:// objects carry the time they were written, not the files'
-    assert [{k: v for k, v in g.items() if k not in times} for g in got["groups"]] == \
-        [{k: v for k, v in g.items() if k not in times} for g in want["groups"]]
+    # memory:// objects carry the time they were written, not the files'; verify names the log as given
+    differ = ("first_seen", "last_seen", "verify")
+    assert [{k: v for k, v in g.items() if k not in differ} for g in got["groups"]] == \
+        [{k: v for k, v in g.items() if k not in differ} for g in want["groups"]]
+    assert [g["verify"] for g in got["groups"]] == [g["verify"].replace(str(jobs / "jobs"), "memory:///bucket/runs")
+                                                    for g in want["groups"]]
     assert got["clean_jobs"] == want["clean_jobs"] and got["errors"] == [] and got["jobs"] == len(folders)
     one = runner.invoke(cli, [*args, f"memory://bucket/runs/{single.name}/log.txt",
                               "memory://bucket/runs/nothing-here"])

@@ -59,6 +59,15 @@ def staged(paths: list[str]) -> Iterator[list[str]]:
         yield local
 
 
+def as_given(text: str, paths: list[str], local: list[str]) -> str:
+    """`text` (a verify command naming a log) with each temporary copy's path put back as its URL: the
+    copy is gone when the report is read."""
+    for url, copy in zip(paths, local, strict=True):
+        if url != copy:
+            text = text.replace(copy + os.sep, url.rstrip("/") + "/").replace(copy, url)
+    return text
+
+
 def _fetch(url: str, target: str) -> str:
     """Copy one URL (an object, or every object under a prefix) to `target`; the local path to diagnose."""
     fs, path = filesystem(url)

@@ -20,7 +20,7 @@ from denpex.errors import DenpexInputError
 from denpex.fleet.fingerprint import fingerprint, normalise_line
 from denpex.fleet.history import History, Sighting
 from denpex.fleet.manifest import Job
-from denpex.fleet.remote import is_url, staged
+from denpex.fleet.remote import as_given, is_url, staged
 from denpex.fleet.schema import GroupOut, JobErrorOut, RecurrenceOut, TriageOut
 
 if TYPE_CHECKING:
@@ -63,6 +63,8 @@ def diagnose_job(job: Job) -> JobResult:
             if paths is not job.paths:
                 result.seen_at = _seen_at(job, paths)
             report = _report(paths)
+        if paths is not job.paths and report.root_cause is not None:
+            report.root_cause.verify = as_given(report.root_cause.verify, job.paths, paths)
     except DenpexInputError as exc:
         result.error = " ".join(str(exc).split())
         return result
