@@ -77,13 +77,15 @@ def test_ray_report_is_the_local_report_byte_for_byte(jobs: Path, cluster: str) 
 def test_library_on_this_process_cluster_with_file_urls(jobs: Path, cluster: str) -> None:
     """run_jobs_ray in a process where Ray is up uses that cluster; file:// URLs are fetched on the workers
     through fsspec and diagnose as their folders do (same groups, same seen times)."""
-    from denpex.fleet.ray_engine import run_jobs_ray
+    from denpex.fleet.ray_engine import IN_PROCESS, run_jobs_ray
 
     folders = sorted(str(p) for p in (jobs / "jobs").iterdir())
     local = run_jobs(jobs_from_inputs(folders), workers=1)
     urls = [f"file://{p}" for p in folders]
     remote, ray_run = run_jobs_ray(jobs_from_inputs(urls), batch=3)
-    assert ray_run.cluster == "this process's" and not ray_run.started and ray_run.tasks == 2
+    assert ray_run.cluster == IN_PROCESS and not ray_run.started and ray_run.tasks == 2
+    assert ray_run.note().startswith("denpex: note: ray: 2 tasks (at most 3 jobs each) on the Ray cluster this "
+                                     "process is connected to (2 CPUs), in ")
     assert [r.paths for r in remote] == [[u] for u in urls]
     assert [{**asdict(r), "paths": None, "verify": None} for r in remote] == \
         [{**asdict(r), "paths": None, "verify": None} for r in local]

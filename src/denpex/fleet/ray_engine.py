@@ -23,6 +23,7 @@ from denpex.fleet.triage import JobResult, diagnose_job, failed_result
 
 MAX_BATCH = 64
 TASKS_PER_CPU = 4
+IN_PROCESS = "the Ray cluster this process is connected to"
 CONNECT_TIMEOUT = 5.0  # seconds to reach a --ray-address before saying no cluster is there
 
 
@@ -40,8 +41,9 @@ class RayRun:
     cpu_seconds: float = 0.0  # CPU time in the tasks, summed
 
     def note(self) -> str:
-        where = f"a local Ray cluster started with {self.cpus:g} CPUs" if self.started else \
-            f"the Ray cluster at {self.cluster} ({self.cpus:g} CPUs)"
+        cpus = f"{self.cpus:g} CPU{'' if self.cpus == 1 else 's'}"
+        where = f"a local Ray cluster started with {cpus}" if self.started else \
+            f"{self.cluster} ({cpus})" if self.cluster == IN_PROCESS else f"the Ray cluster at {self.cluster} ({cpus})"
         return (f"denpex: note: ray: {self.tasks} tasks (at most {self.batch} jobs each) on {where}, "
                 f"in {len(self.worker_pids)} worker processes, {self.seconds:.2f} s, "
                 f"{self.cpu_seconds:.2f} CPU s in tasks")
@@ -80,7 +82,7 @@ def run_jobs_ray(jobs: list[Job], address: str | None = None, cpus: int | None =
     ray = import_ray()
     run = RayRun()
     if ray.is_initialized():
-        run.cluster = "this process's"
+        run.cluster = IN_PROCESS
     else:
         run.started = _connect(ray, address, cpus)
         run.cluster = "" if run.started else address or "auto"
