@@ -152,6 +152,24 @@ class Comparison:
 
 
 @dataclass(slots=True)
+class FlightRecorderSummary:
+    """What the Flight Recorder dumps of the job say (analyze.flight_recorder): who never joined, who differs."""
+
+    dumps: list[str]
+    ranks: list[int]  # the ranks a dump was read for
+    culprit: int | None = None  # the rank the dumps name: never joined, lags, or alone in a differing op
+    kind: str | None = None  # never_joined | mismatch | lagging
+    seq: int | None = None  # the collective sequence number it happened at
+    op: str | None = None  # profiling_name: nccl:all_reduce
+    process_group: str | None = None  # `0:default_pg`
+    missing: list[int] = field(default_factory=list)  # ranks that never joined collective `seq`
+    summary: str = ""  # one sentence, naming the dumps
+    last_completed: dict[int, int | None] = field(default_factory=dict)  # rank -> last completed collective
+    mismatches: list[str] = field(default_factory=list)  # one line per differing collective
+    partial: bool = False  # some dump was truncated or corrupt: the answer covers what was read
+
+
+@dataclass(slots=True)
 class Diagnosis:
     verdict: Verdict
     root_cause: Finding | None
@@ -163,6 +181,7 @@ class Diagnosis:
     collateral: list[CollateralGroup] = field(default_factory=list)
     phase: Phase | None = None
     comparison: Comparison | None = None
+    flight_recorder: FlightRecorderSummary | None = None
 
     def by_role(self, role: Role) -> list[Finding]:
         return [f for f in self.findings if f.role is role and f is not self.root_cause]

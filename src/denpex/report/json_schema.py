@@ -14,9 +14,9 @@ from typing import Any
 from denpex import __version__
 from denpex.catalog import Catalog
 from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
-from denpex.model import Comparison, Diagnosis, Evidence, Finding, Line, Phase
+from denpex.model import Comparison, Diagnosis, Evidence, Finding, FlightRecorderSummary, Line, Phase
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 # Plain dataclasses: building and printing a report needs no pydantic (~70 ms of import); pydantic reads
@@ -82,8 +82,8 @@ class RootCauseOut(FindingOut):
     """which evidence decided the initiating rank"""
     rank_evidence: str
     """the kind of evidence that named the rank: own_output, named_in_message, silent, desynchronised,
-    absent_from_timeouts, waited_on, behind_in_steps, lowest_sequence, first_in_time, neighbours, launcher_hint,
-    unknown"""
+    flight_recorder (since 1.2), absent_from_timeouts, waited_on, behind_in_steps, lowest_sequence, first_in_time,
+    neighbours, launcher_hint, unknown"""
     host: str | None
     """the initiating rank's node, where the log names it (NCCL's host:pid:tid, [host:rank], torchrun's summary)"""
     explanation: str
@@ -192,6 +192,32 @@ class DivergenceOut:
 
 
 @dataclass
+class FlightRecorderOut:
+    """What the Flight Recorder dumps read with the logs say (since 1.2)."""
+
+    __pydantic_config__ = _CONFIG
+    dumps: list[str]
+    ranks: list[int]
+    """the ranks a dump was read for"""
+    culprit: int | None
+    """the rank the dumps name: it never joined a collective, lags, or ran a different one"""
+    kind: str | None
+    """never_joined | mismatch | lagging; null when every rank joined every collective recorded"""
+    seq: int | None
+    """the collective sequence number it happened at"""
+    op: str | None
+    process_group: str | None
+    missing: list[int]
+    """ranks that never joined collective `seq`"""
+    last_completed: dict[str, int | None]
+    """rank -> the last collective it completed"""
+    mismatches: list[str]
+    summary: str
+    partial: bool
+    """a dump was truncated or corrupt: the answer covers what could be read"""
+
+
+@dataclass
 class DiagnosisOut:
     __pydantic_config__ = _CONFIG
     verdict: str
@@ -206,14 +232,16 @@ class DiagnosisOut:
     inputs: list[str]
     lines_read: int
     notes: list[str]
+    flight_recorder: FlightRecorderOut | None = None
+    """present only when Flight Recorder dumps were among the inputs (since 1.2)"""
     schema_version: str = SCHEMA_VERSION
     denpex_version: str = __version__
     environment: list[EnvironmentCheckOut] | None = None
-    """what `--doctor` checked on this machine (null without it); its problems are also in notes"""
+    """what `--doctor` checked on this machine (null without it; since 1.2); its problems are also in notes"""
     phase: PhaseOut | None = None
-    """the job's phase and step at the decisive line, told by its own lines (null when clean; since 1.2)"""
+    """the job's phase and step at the decisive line, told by its own lines (null when clean; since 1.3)"""
     divergence: DivergenceOut | None = None
-    """where the run first departs from its healthy runs (--baseline) or its ranks from each other (since 1.2)"""
+    """where the run first departs from its healthy runs (--baseline) or its ranks from each other (since 1.3)"""
 
     def to_json(self) -> str:
         """The report as --format json prints it (field order as declared, versions first)."""
@@ -378,6 +406,18 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = YOUR_COMMA
         notes=diagnosis.notes,
         phase=_phase(diagnosis.phase),
         divergence=_divergence(diagnosis.comparison),
+        flight_recorder=_flight_recorder(diagnosis.flight_recorder),
+    )
+
+
+def _flight_recorder(fr: FlightRecorderSummary | None) -> FlightRecorderOut | None:
+    if fr is None:
+        return None
+    return FlightRecorderOut(
+        dumps=fr.dumps, ranks=fr.ranks, culprit=fr.culprit, kind=fr.kind, seq=fr.seq, op=fr.op,
+        process_group=fr.process_group, missing=fr.missing,
+        last_completed={str(r): s for r, s in fr.last_completed.items()}, mismatches=fr.mismatches,
+        summary=fr.summary, partial=fr.partial,
     )
 
 

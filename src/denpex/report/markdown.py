@@ -121,16 +121,26 @@ def _span(ranks: list[int]) -> str:
     return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 2 else ",".join(map(str, run)) for run in runs)
 
 
+def _dumps_say(report: DiagnosisOut) -> bool:
+    """The Flight Recorder dumps found a rank that never joined or differs, though no log line failed."""
+    return report.flight_recorder is not None and report.flight_recorder.kind is not None
+
+
 def render(report: DiagnosisOut, shown_before: int = 20) -> str:
     report = made_visible(report)
     root_dir = common_root(report.inputs)
     out = [f"# denpex: {plain(report.verdict)}", ""]
     out.append(_inputs(report, root_dir))
+    if report.flight_recorder is not None:
+        partial = " (partial: a dump was cut off)" if report.flight_recorder.partial else ""
+        said = report.flight_recorder.summary.removeprefix("Flight Recorder ")
+        out += ["", f"**Flight Recorder:** {plain(said)}{partial}"]
     if report.notes:
         out += ["", *[f"> note: {plain(note)}" for note in report.notes]]
     root = report.root_cause
     if root is None:
-        out += ["", "No failure or warning found."]
+        out += ["", "No failure or warning found" + (" in the logs; see the Flight Recorder line above." if _dumps_say(
+            report) else ".")]
         return "\n".join(out) + "\n"
     rank = f" (rank {root.rank})" if root.rank is not None else ""
     out += [

@@ -123,9 +123,17 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
             f"  {report.lines_read:,} lines from {count} input{'s' if count != 1 else ''}{under}",
         )
     )
+    if report.flight_recorder is not None:
+        fr = report.flight_recorder
+        said = fr.summary.removeprefix("Flight Recorder ")
+        line = _PATH_IN_TEXT.sub(lambda m: shortened(m[0], root_dir, _PATH_CHARS), said)
+        console.print(_hanging([("Flight Recorder", line + (" (partial: a dump was cut off)" if fr.partial else ""))],
+                               label_style="cyan"))
     root = report.root_cause
     if root is None:
-        console.print("No failure or warning found.")
+        seen = report.flight_recorder is not None and report.flight_recorder.kind is not None
+        console.print("No failure or warning found" + (" in the logs; see the Flight Recorder line above." if seen
+                                                         else "."))
         return
     rows: list[tuple[str | Text, str | Text]] = [
         (Text("Root cause", "bold"), Text.assemble((root.title, "bold"), (f"  [{root.id}]", "cyan"))),
