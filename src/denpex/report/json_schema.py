@@ -16,7 +16,7 @@ from denpex.catalog import Catalog
 from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
 from denpex.model import Comparison, Diagnosis, Evidence, Finding, FlightRecorderSummary, Line, Phase
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.2"
 
 
 # Plain dataclasses: building and printing a report needs no pydantic (~70 ms of import); pydantic reads
@@ -239,9 +239,9 @@ class DiagnosisOut:
     environment: list[EnvironmentCheckOut] | None = None
     """what `--doctor` checked on this machine (null without it; since 1.2); its problems are also in notes"""
     phase: PhaseOut | None = None
-    """the job's phase and step at the decisive line, told by its own lines (null when clean; since 1.3)"""
+    """the job's phase and step at the decisive line, told by its own lines (null when clean; since 1.2)"""
     divergence: DivergenceOut | None = None
-    """where the run first departs from its healthy runs (--baseline) or its ranks from each other (since 1.3)"""
+    """where the run first departs from its healthy runs (--baseline) or its ranks from each other (since 1.2)"""
 
     def to_json(self) -> str:
         """The report as --format json prints it (field order as declared, versions first)."""
