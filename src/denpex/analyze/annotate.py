@@ -26,6 +26,8 @@ def annotate(diagnosis: Diagnosis, sources: list[Source], catalog: Catalog,
              baselines: list[list[Source]] | None = None) -> None:
     """Set diagnosis.phase and diagnosis.comparison; with baselines, make the first divergence the root cause
     when no specific entry matched. Inputs too big to read again get their phase from the root cause's context."""
+    if baselines:  # a healthy run's Flight Recorder dumps and error files are no lines to compare
+        baselines = [[s for s in run if s.kind == "log"] for run in baselines]
     limit = baseline.MAX_BYTES if baselines else baseline.SPATIAL_BYTES
     small = baseline.small_enough(sources, limit) and all(baseline.small_enough(run) for run in baselines or [])
     if baselines and not small:
