@@ -19,7 +19,7 @@ Why literals for ripgrep: with the catalog's regexes (`rg -c -f`), ripgrep took 
 realistic log (bounded repetitions such as `[^\\n]{0,2000}` defeat its DFA); `--rg-regex` adds that column
 with a time limit. `--patterns` times 300 and 3,000 synthetic anchors on the realistic log (Python API).
 
-    python benchmarks/bench_real.py --sizes 256M,1G [--density-size 256M] [--patterns]
+    python benchmarks/bench_real.py --sizes 256M,1G [--density-size 256M] [--patterns] [--compressed 64M]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -89,6 +90,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rg-regex", action="store_true", help="also rg -c -f with the catalog's regexes (slow)")
     parser.add_argument("--patterns", action="store_true", help="300 vs 3,000 anchors on the first realistic log")
+    parser.add_argument("--compressed", default="", metavar="SIZE",
+                        help="the first SIZE of the first realistic log as .gz/.zst/.xz/.bz2 (level 1), each "
+                             "against its own decompressor; '' skips")
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -127,6 +131,39 @@ def main() -> None:
             t, _, _ = run(denpex_cmd(real, "auto", 1, folder), env=BENCH_ENV, repeat=args.repeat)
             t_rg = run([rg, "-c", "-F", "-f", str(lits), str(real)], repeat=args.repeat)[0] if rg else float("nan")
             print(f"| {count} | {t:.2f} | {t_rg:.2f} |", flush=True)
+    if args.compressed:
+        real = next(p for n, p in _logs(work, args) if n.startswith("realistic"))
+        compressed(work, real, parse_size(args.compressed), args.repeat)
+
+
+# (format, compress command, decompress-to-stdout command); the files are made with the standard tools
+_CODECS = (("gz", ["gzip", "-1", "-c"], ["gzip", "-dc"]), ("zst", ["zstd", "-1", "-q", "-c"], ["zstd", "-dcq"]),
+           ("xz", ["xz", "-1", "-T1", "-c"], ["xz", "-dc"]), ("bz2", ["bzip2", "-1", "-c"], ["bzip2", "-dc"]))
+
+
+def compressed(work: Path, source: Path, size: int, repeat: int) -> None:
+    """Denpex on the same text plain and compressed, one worker, against each format's own decompressor: the
+    goal is that a format costs no more over the plain log than its decompressor takes alone."""
+    plain = work / f"compress-{size >> 20}M.log"
+    if not plain.exists():
+        with open(source, "rb") as src, open(plain, "wb") as dst:
+            dst.write(src.read(size))
+    t_plain = run(denpex_cli(plain, "auto", 1), env=BENCH_ENV, repeat=repeat)[0]
+    print(f"\n| {size >> 20} MiB of the realistic log | file MB | denpex 1 worker s | over plain s | decompressor "
+          "alone s | over plain minus decompressor s |\n|---|---|---|---|---|---|")
+    print(f"| plain | {plain.stat().st_size / 1e6:,.0f} | {t_plain:.2f} | | | |")
+    for suffix, pack, unpack in _CODECS:
+        if not shutil.which(pack[0]):
+            print(f"| .{suffix} | ({pack[0]} not installed) | | | | |")
+            continue
+        path = work / f"{plain.name}.{suffix}"
+        if not path.exists():
+            with open(plain, "rb") as src, open(path, "wb") as dst:
+                subprocess.run(pack, stdin=src, stdout=dst, check=True)
+        t = run(denpex_cli(path, "auto", 1), env=BENCH_ENV, repeat=repeat)[0]
+        t_dec = run(["sh", "-c", f"{' '.join(unpack)} '{path}' > /dev/null"], repeat=repeat)[0]
+        print(f"| .{suffix} | {path.stat().st_size / 1e6:,.1f} | {t:.2f} | {t - t_plain:+.2f} | {t_dec:.2f} | "
+              f"{t - t_plain - t_dec:+.2f} |", flush=True)
 
 
 if __name__ == "__main__":

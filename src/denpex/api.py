@@ -8,6 +8,7 @@ from pathlib import Path
 
 from denpex.analyze.collect import Collector
 from denpex.analyze.decide import decide
+from denpex.analyze.extra_inputs import ExtraInputs
 from denpex.analyze.line_feed import LineFeed
 from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
@@ -56,10 +57,9 @@ def _is_path(text: str) -> bool:
         return False
 
 
-def _feed_lines(sources: list[Source], collector: Collector) -> int:
+def _feed_lines(sources: list[Source], collector: Collector, seq: int = 0) -> int:
     """Every line through the collector; the fast path's candidate lines are the ones matched, and their
     repeats are counted, not analysed (scan.repeats), as on the fast path. Returns the lines read."""
-    seq = 0
     for source in sources:
         lines = LineFeed(collector, source.name)
         reading = Reading(source.name)
@@ -79,6 +79,7 @@ def diagnose_sources(
     engine: str = "auto",
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    baselines: list[list[Source]] | None = None,
     torch_trace: bool = True,
 ) -> Diagnosis:
     """Diagnose already-resolved sources (the CLI resolves them itself to report bad input early).
@@ -87,6 +88,7 @@ def diagnose_sources(
     big buffers for candidates first; "auto" picks the fast path for inputs over FAST_PATH_BYTES.
     workers: processes for the fast path (default: every core); 1 keeps everything in this process.
     progress: told the bytes scanned as the fast path goes (the CLI's progress bar).
+    baselines: healthy runs of the same job to compare with (analyze.annotate), each a list of sources.
     torch_trace: read TORCH_TRACE files among the sources as traces (analyze.trace_merge), never as log text.
     """
     plain, traces = split_traces(sources) if torch_trace else (sources, [])
@@ -95,11 +97,17 @@ def diagnose_sources(
 
         catalog = catalog or load()
         return diagnose_with_traces(plain, traces, lambda s: diagnose_sources(
-            s, context=context, catalog=catalog, engine=engine, workers=workers, progress=progress, torch_trace=False))
+            s, context=context, catalog=catalog, engine=engine, workers=workers, progress=progress,
+            baselines=baselines if s is plain else None, torch_trace=False))
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}")
     for source in sources:
         check_readable(source)
+    inputs = [s.name for s in sources]
+    extra = ExtraInputs.read([s for s in sources if s.kind != "log"])
+    sources = [s for s in sources if s.kind == "log"]
+    if not sources and not extra.dumps and not extra.error_files:
+        raise DenpexInputError(extra.notes[0].removeprefix("left out: "))  # nothing at all could be read
     collector = Collector(catalog or load(), context=context)
     fast = engine != "lines" and (engine != "auto" or sum(s.size_hint() for s in sources) >= FAST_PATH_BYTES)
     if fast:
@@ -107,13 +115,18 @@ def diagnose_sources(
         from denpex.scan.parallel import cores
 
         lines_read = fast_path.feed(sources, collector, engine, context, workers or cores(), progress)
+        # error files' tracebacks go through the line path after the logs: the logs' own copy of a traceback
+        # comes first, and every line of an error file carries the file's timestamp
+        lines_read = _feed_lines(extra.error_sources, collector, lines_read)
         collection = collector.finish()
         collection.lines_read = lines_read
     else:
-        _feed_lines(sources, collector)
+        _feed_lines(sources + extra.error_sources, collector)
         collection = collector.finish()
-    diagnosis = decide(collection, collector.catalog, [s.name for s in sources])
+    diagnosis = decide(collection, collector.catalog, inputs)
+    diagnosis.notes.extend(extra.notes)
     diagnosis.notes.extend(collection.notes)
+    extra.merge(diagnosis, collector.rank_tracker.launcher_first)
     if collection.repeated_lines:
         diagnosis.notes.append(
             f"{collection.repeated_lines:,} copies of lines already analysed (same text, digits aside) were "
@@ -124,6 +137,9 @@ def diagnose_sources(
             "fast scan: only the lines around findings were parsed, so per-rank line counts and "
             "last healthy lines cover those regions only"
         )
+    from denpex.analyze.annotate import annotate
+
+    annotate(diagnosis, sources, collector.catalog, baselines)
     return diagnosis
 
 

@@ -63,11 +63,14 @@ def cli() -> None:
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "re2", "python", "lines"]), default="auto",
               show_default=True,
               help="Scanner for big inputs: auto picks Hyperscan, else RE2; lines parses every line (slowest).")
+@click.option("--baseline", "baselines", multiple=True, metavar="GOOD",
+              help="A healthy run of the same job (file or per-rank folder; repeatable): report where the failed "
+                   "run first departs from it.")
 @one_line_errors
 def diagnose(
     inputs: tuple[str, ...], fmt: str, context: int, shown: int, command_hint: str, print_schema: bool,
     example: str | None, redact: bool = False, with_doctor: bool = False, workers: int | None = None,
-    engine: str = "auto",
+    engine: str = "auto", baselines: tuple[str, ...] = (),
 ) -> None:
     """Diagnose log files, directories of per-rank logs, .gz/.zst/.bz2/.xz logs, or '-' (stdin)."""
     from denpex.report.json_schema import build, json_schema
@@ -90,14 +93,15 @@ def diagnose(
             ) from None
     left_out: list[str] = []
     sources = resolve(list(inputs), left_out=left_out)  # an unreadable one among several is left out, noted
-    for source in sources:  # bad input is reported before the catalog is loaded
+    healthy = [resolve([good]) for good in baselines]
+    for source in [*sources, *(s for run in healthy for s in run)]:  # bad input is reported before the catalog
         check_readable(source)
     catalog = load()
     from denpex.report.progress import ScanProgress
 
-    with ScanProgress(sum(source.size_hint() for source in sources)) as progress:
+    with ScanProgress(sum(source.size_hint() for source in sources if source.kind == "log")) as progress:
         result = diagnose_sources(sources, context=context, catalog=catalog, engine=engine, workers=workers,
-                                  progress=progress)
+                                  progress=progress, baselines=healthy or None)
     result.notes[:0] = left_out
     environment = None
     if with_doctor:
@@ -242,7 +246,16 @@ def eval_cmd(
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json", "markdown"]), default="terminal",
               show_default=True)
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
-              help="Processes diagnosing jobs (default: every core); 1 runs them in this process.")
+              help="Processes diagnosing jobs (default: every core); 1 runs them in this process. With "
+                   "--engine ray: the CPUs of the local cluster it starts.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: a process pool on this machine; ray: Ray tasks on a cluster (pip install "
+                   "'denpex[ray]').")
+@click.option("--ray-address", "ray_address", default=None, metavar="ADDR",
+              help="Ray cluster to join ('auto': the one running here). Default: the running one, else a "
+                   "local one started for the run.")
+@click.option("--batch-size", "batch_size", type=click.IntRange(1, 100_000), default=None,
+              help="Jobs per Ray task (default: 4 tasks per CPU, at most 64 jobs a task).")
 @click.option("--sort", type=click.Choice(["count", "gpu-hours", "recent"]), default="count", show_default=True,
               help="How groups are ranked (the other two keys break ties).")
 @click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
@@ -252,8 +265,9 @@ def eval_cmd(
               help="Seconds to wait for another process writing the history.")
 @click.option("--print-schema", is_flag=True, help="Print the JSON Schema of --format json and exit.")
 @one_line_errors
-def triage(jobs: tuple[str, ...], fmt: str, workers: int | None, sort: str, db: str | None, no_history: bool,
-           db_timeout: float, print_schema: bool) -> None:
+def triage(jobs: tuple[str, ...], fmt: str, workers: int | None, engine: str, ray_address: str | None,
+           batch_size: int | None, sort: str, db: str | None, no_history: bool, db_timeout: float,
+           print_schema: bool) -> None:
     """Diagnose many jobs and group them by failure: job folders, globs, or a manifest (.csv/.jsonl with
     job_id, paths and optionally owner, gpus, start, end)."""
     from pathlib import Path
@@ -268,12 +282,25 @@ def triage(jobs: tuple[str, ...], fmt: str, workers: int | None, sort: str, db: 
     from denpex.fleet.progress import JobProgress
     from denpex.fleet.triage import record, run_jobs, summarise
 
+    if engine == "ray":
+        from denpex.fleet.ray_engine import import_ray
+
+        import_ray()  # no Ray: one line and exit 2 before any work
+    elif ray_address is not None or batch_size is not None:
+        raise click.UsageError("--ray-address and --batch-size go with --engine ray")
     job_list = jobs_from_inputs(list(jobs))
     path = None if no_history else Path(db) if db else store.default_path()
     if path is not None:
         store.History(path, timeout=db_timeout).close()  # a corrupt or newer file: say so before the work
     with JobProgress(len(job_list)) as progress:
-        results = run_jobs(job_list, workers, progress)
+        if engine == "ray":
+            from denpex.fleet.ray_engine import run_jobs_ray
+
+            results, ray_run = run_jobs_ray(job_list, ray_address, workers, batch_size, progress)
+        else:
+            results = run_jobs(job_list, workers, progress)
+    if engine == "ray":
+        click.echo(ray_run.note(), err=True)
     recurrence, failure = None, None
     if path is not None:
         try:

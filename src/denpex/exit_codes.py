@@ -62,7 +62,8 @@ EXIT_CODES: dict[str, tuple[tuple[int | str, str], ...]] = {
     "triage": (
         (int(ExitCode.CLEAN), "no job failed"),
         (int(ExitCode.FAILURE), "a job failed"),
-        (int(ExitCode.BAD_INPUT), "bad usage or input, or no job could be diagnosed: one line on stderr"),
+        (int(ExitCode.BAD_INPUT), "bad usage or input (--engine ray without Ray), or no job could be "
+                                  "diagnosed: one line on stderr"),
         (int(ExitCode.WARNINGS), "warnings only"),
         _HISTORY,
         _INTERNAL,

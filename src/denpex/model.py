@@ -119,6 +119,57 @@ class CollateralGroup:
 
 
 @dataclass(slots=True)
+class Phase:
+    """Where the job was when it failed: launch, rendezvous, model load, compile, step, checkpoint, shutdown."""
+
+    name: str
+    step: int | None = None  # the training step it was in, where the log counts steps
+
+
+@dataclass(slots=True)
+class RankDivergence:
+    """One rank's first departure from the reference (a healthy run, or the other ranks of the same job)."""
+
+    rank: int | None  # None: lines that name no rank (the launcher, or a single-process job)
+    kind: str  # "extra": a line the reference never printed; "missing": the stream stopped early
+    evidence: Evidence  # the differing line; for "missing", the rank's last line
+    expected: Evidence | None = None  # "missing": the reference's next line after the one that matched last
+    phase: Phase | None = None
+
+
+@dataclass(slots=True)
+class Comparison:
+    """The failed run compared line by line (keys masked by fleet.fingerprint) with a reference."""
+
+    against: str  # "baseline": healthy runs of the same job; "ranks": the other ranks of this job
+    baselines: list[str]
+    ranks: list[RankDivergence]  # per rank stream, in the order their divergence happened
+    decisive: bool = False  # the first divergence was made the root cause (no specific entry matched)
+
+    @property
+    def first(self) -> RankDivergence | None:
+        return self.ranks[0] if self.ranks else None
+
+
+@dataclass(slots=True)
+class FlightRecorderSummary:
+    """What the Flight Recorder dumps of the job say (analyze.flight_recorder): who never joined, who differs."""
+
+    dumps: list[str]
+    ranks: list[int]  # the ranks a dump was read for
+    culprit: int | None = None  # the rank the dumps name: never joined, lags, or alone in a differing op
+    kind: str | None = None  # never_joined | mismatch | lagging
+    seq: int | None = None  # the collective sequence number it happened at
+    op: str | None = None  # profiling_name: nccl:all_reduce
+    process_group: str | None = None  # `0:default_pg`
+    missing: list[int] = field(default_factory=list)  # ranks that never joined collective `seq`
+    summary: str = ""  # one sentence, naming the dumps
+    last_completed: dict[int, int | None] = field(default_factory=dict)  # rank -> last completed collective
+    mismatches: list[str] = field(default_factory=list)  # one line per differing collective
+    partial: bool = False  # some dump was truncated or corrupt: the answer covers what was read
+
+
+@dataclass(slots=True)
 class Diagnosis:
     verdict: Verdict
     root_cause: Finding | None
@@ -128,6 +179,9 @@ class Diagnosis:
     ranks: dict[int, RankState] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     collateral: list[CollateralGroup] = field(default_factory=list)
+    phase: Phase | None = None
+    comparison: Comparison | None = None
+    flight_recorder: FlightRecorderSummary | None = None
     torch_trace: object = None  # report.trace_out.TorchTraceOut when TORCH_TRACE files were among the inputs
 
     def by_role(self, role: Role) -> list[Finding]:

@@ -15,6 +15,7 @@ _AGENT_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?
 _SUMMARY_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: \d+\)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
 _SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
+_SUMMARY_TIME = re.compile(r"^\s*time\s*: (?P<time>\S+)")
 _STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b[\s=:#]*(?P<step>\d+)", re.IGNORECASE)
 # a training step, or the end of training, printed by the job itself (any stream, ranked or not)
 _PROGRESS = re.compile(
@@ -63,6 +64,9 @@ class RankTracker:
         self.progress = progress if progress is not None else StreamProgress()
         self._summary_rank: int | None = None
         self._summary_host: str | None = None
+        # torchrun's `Root Cause (first observed failure):` block: (rank, its `time :` as printed, the rank line)
+        self.launcher_first: tuple[int, str, Evidence] | None = None
+        self._in_root_cause: str | None = None  # inside that block: the time seen so far
 
     def _state(self, rank: int) -> RankState:
         state = self.states.get(rank)
@@ -115,10 +119,21 @@ class RankTracker:
                 state.host = state.host or self._summary_host
                 self._summary_rank = None
                 return
+        if "first observed failure" in body:
+            self._in_root_cause = ""
+            return
+        if self._in_root_cause is not None and "time" in body:
+            found = _SUMMARY_TIME.match(body)
+            if found:
+                self._in_root_cause = found.group("time")
+                return
         if "rank" in body:
             found = _SUMMARY_RANK.match(body)
             if found:
                 self._summary_rank = int(found.group("rank"))
+                if self._in_root_cause is not None and self.launcher_first is None:
+                    self.launcher_first = (self._summary_rank, self._in_root_cause, _evidence(line))
+                self._in_root_cause = None
                 return
         if "host" in body:
             found = _SUMMARY_HOST.match(body)

@@ -26,14 +26,20 @@ _PATH = re.compile(
 )
 _SIZE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)\b")  # 2.00 GiB, 512 MiB, 20 KiB: any size
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# keep_shape only (fleet fingerprints stay as they were): a port after an address, a process id
+_PORT = re.compile(r"(<ip>|<host>)(\]?):\d{1,5}\b")
+_PID = re.compile(r"\b(pid|PID|process|Process)(\s*[=:]?\s*)\d+\b")
 _SPACE = re.compile(r"\s+")
 
 
-def normalise_line(text: str) -> str:
+def normalise_line(text: str, *, keep_shape: bool = False) -> str:
     """The decisive line as a grouping key: URLs, paths, IPs, hosts, e-mails, UUIDs, hex and every number
     (ranks, pids, times) masked, sizes with their unit (`<size>`), blanks collapsed, cut at MAX_LINE characters.
 
     Order matters: URLs and paths before hosts and numbers, so `/home/u/run-3/log` is one `<path>`.
+    keep_shape: numbers keep their shape (digits become 0: `lr=0.05` -> `lr=0.00`, `after 6 steps` is not
+    `after 12 steps`), but ports and pids are masked whatever their length, for comparing a run with a healthy
+    run of the same job (analyze.baseline).
     """
     line = _SPACE.sub(" ", text).strip()
     line = _URL.sub("<url>", line)
@@ -47,8 +53,17 @@ def normalise_line(text: str) -> str:
     line = _UUID.sub("<hex>", line)
     line = _HEX.sub("<hex>", line)
     line = _SIZE.sub("<size>", line)
-    line = _NUMBER.sub("<n>", line)
+    if keep_shape:
+        line = _PID.sub(r"\1\2<pid>", _PORT.sub(r"\1\2:<port>", line))
+    line = _NUMBER.sub(_shape, line) if keep_shape else _NUMBER.sub("<n>", line)
     return line[:MAX_LINE]
+
+
+def _shape(match: re.Match[str]) -> str:
+    return match[0].translate(_ZEROS)
+
+
+_ZEROS = str.maketrans("123456789", "000000000")
 
 
 def _host_masked(match: re.Match[str]) -> str:

@@ -1,10 +1,11 @@
 """Which jobs to triage: job folders, globs of them, or a manifest (CSV or JSONL) that lists jobs.
 
 A manifest row: job_id, paths (one path, a `;`-separated list or a JSON list; relative to the manifest's
-folder), and optionally owner, gpus, start, end (ISO-8601; a time without a zone is UTC). Why a manifest:
-schedulers know what a folder does not: whose job it was and how many GPUs it held for how long, which is
-what ranks groups by GPU-hours lost. A row that cannot be read becomes a job with an error (listed, the run
-goes on); a manifest that cannot be read at all (no such file, no job_id column) is bad input.
+folder, or URLs such as s3://bucket/job-7/ read through fsspec), and optionally owner, gpus, start, end
+(ISO-8601; a time without a zone is UTC). Why a manifest: schedulers know what a folder does not: whose
+job it was and how many GPUs it held for how long, which is what ranks groups by GPU-hours lost. A row that
+cannot be read becomes a job with an error (listed, the run goes on); a manifest that cannot be read at all
+(no such file, no job_id column) is bad input.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from denpex.errors import DenpexInputError
+from denpex.fleet.remote import expand_glob, is_url
 
 MANIFEST_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _GLOB_CHARS = set("*?[")
@@ -56,7 +58,7 @@ def jobs_from_inputs(inputs: list[str]) -> list[Job]:
         if kind is not None and Path(item).is_file():
             jobs.extend(read_manifest(Path(item), kind))
         elif _GLOB_CHARS & set(item) and not os.path.exists(item):
-            matches = sorted(glob.glob(item))
+            matches = expand_glob(item) if is_url(item) else sorted(glob.glob(item))
             if not matches:
                 raise DenpexInputError(f"no jobs match the glob: {item}")
             jobs.extend(_folder_job(match) for match in matches)
@@ -138,7 +140,7 @@ def _job(row: dict[str, object], where: str, base: Path) -> Job:
             raise ValueError(str(row["_error"]))
         if not job_id:
             raise ValueError("no job_id")
-        job.paths = [str(base / p) for p in _paths(row.get("paths"))]
+        job.paths = [p if is_url(p) else str(base / p) for p in _paths(row.get("paths"))]
         owner = row.get("owner")
         job.owner = str(owner).strip() or None if owner is not None else None
         job.gpus = _number(row.get("gpus"), "gpus")

@@ -14,12 +14,17 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from denpex.errors import DenpexInputError
 from denpex.fleet.fingerprint import fingerprint, normalise_line
 from denpex.fleet.history import History, Sighting
 from denpex.fleet.manifest import Job
+from denpex.fleet.remote import as_given, is_url, staged
 from denpex.fleet.schema import GroupOut, JobErrorOut, RecurrenceOut, TriageOut
+
+if TYPE_CHECKING:
+    from denpex.report.json_schema import DiagnosisOut
 
 SORTS = ("count", "gpu-hours", "recent")
 EXAMPLES = 3
@@ -54,15 +59,12 @@ def diagnose_job(job: Job) -> JobResult:
         result.error = job.error
         return result
     try:
-        from denpex.api import diagnose_sources
-        from denpex.catalog import load
-        from denpex.ingest import resolve
-        from denpex.report.json_schema import build
-
-        catalog = load()
-        # as `denpex diagnose` reads them: an empty or unreadable file among a job's logs is left out
-        sources = resolve(job.paths, left_out=[])
-        report = build(diagnose_sources(sources, catalog=catalog, workers=1), catalog)
+        with staged(job.paths) as paths:  # URLs (s3://, gs://, memory://) copied to a temporary folder
+            if paths is not job.paths:
+                result.seen_at = _seen_at(job, paths)
+            report = _report(paths)
+        if paths is not job.paths and report.root_cause is not None:
+            report.root_cause.verify = as_given(report.root_cause.verify, job.paths, paths)
     except DenpexInputError as exc:
         result.error = " ".join(str(exc).split())
         return result
@@ -80,13 +82,29 @@ def diagnose_job(job: Job) -> JobResult:
     return result
 
 
-def _seen_at(job: Job) -> datetime:
-    """When the job failed: the manifest's end (else start), else its newest log file's modification time."""
+def _report(paths: list[str]) -> DiagnosisOut:
+    """One job's local logs as `denpex diagnose --format json` would report them."""
+    from denpex.api import diagnose_sources
+    from denpex.catalog import load
+    from denpex.ingest import resolve
+    from denpex.report.json_schema import build
+
+    catalog = load()
+    # as `denpex diagnose` reads them: an empty or unreadable file among a job's logs is left out
+    sources = resolve(paths, left_out=[])
+    return build(diagnose_sources(sources, catalog=catalog, workers=1), catalog)
+
+
+def _seen_at(job: Job, paths: list[str] | None = None) -> datetime:
+    """When the job failed: the manifest's end (else start), else its newest log file's modification time
+    (`paths`: where its logs are, when a URL's were copied to a temporary folder)."""
     moment = job.end or job.start
     if moment is not None:
         return moment.astimezone(timezone.utc)
     newest = 0.0
-    for path in job.paths:
+    for path in job.paths if paths is None else paths:
+        if is_url(path):
+            continue
         try:
             newest = max(newest, os.stat(path).st_mtime)
             for folder, _, files in os.walk(path):
@@ -120,10 +138,14 @@ def run_jobs(jobs: list[Job], workers: int | None = None,
         pass
     for i, job in enumerate(jobs):
         if i not in done:
-            done[i] = JobResult(job_id=job.job_id, paths=job.paths, seen_at=_seen_at(job), owner=job.owner,
-                                gpu_hours=job.gpu_hours,
-                                error="its worker process died (killed, or out of memory) before it finished")
+            done[i] = failed_result(job, "its worker process died (killed, or out of memory) before it finished")
     return [done[i] for i in range(len(jobs))]
+
+
+def failed_result(job: Job, error: str) -> JobResult:
+    """A job whose worker died: listed with the reason (an engine must not lose jobs silently)."""
+    return JobResult(job_id=job.job_id, paths=job.paths, seen_at=_seen_at(job), owner=job.owner,
+                     gpu_hours=job.gpu_hours, error=error)
 
 
 def summarise(results: list[JobResult], sort: str = "count",

@@ -150,7 +150,8 @@ def shown_segment(text: str) -> str:
     return last
 
 
-def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | None, year: int | None) -> Line:
+def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | None, year: int | None,
+               time_hint: float | None = None) -> Line:
     """One Line from its raw bytes: decode leniently, drop CR and ANSI colours, parse the headers.
 
     `year` is that of the last line with a full date (glog stamps have none); the new one is in Line.year.
@@ -169,7 +170,7 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
         host=head.host,
         pid=head.pid,
         level=head.level,
-        timestamp=head.timestamp,
+        timestamp=head.timestamp if head.timestamp is not None else time_hint,
         compile_id=head.compile_id,
         origin=head.origin,
         seq=seq,
@@ -184,7 +185,7 @@ def framed(source: Source, start_seq: int = 0, reading: Reading | None = None) -
     year: int | None = None
     for number, raw in enumerate(_raw_lines(source_bytes(source, 1 << 20, reading)), start=1):
         seq += 1
-        line = build_line(raw, source.name, number, seq, source.rank_hint, year)
+        line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint)
         year = line.year
         yield raw, line
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from denpex.errors import DenpexInputError
+from denpex.ingest import error_files, flight_recorder
 from denpex.ingest.headers import ANSI
 from denpex.ingest.pipelined import Pipelined
 from denpex.ingest.reading import Reading
@@ -60,6 +61,9 @@ class Source:
     compression: str | None = None
     rank_hint: int | None = None
     stream: Stream | None = None  # a pipe longer than PIPE_MEMORY_BYTES: read once, as it comes
+    # "log"; "flight_recorder" (a dump, never read as text) or "error_file" (torchelastic's error.json)
+    kind: str = "log"
+    time_hint: float | None = None  # the time of lines that carry none (an error file's timestamp)
 
     def size_hint(self) -> int:
         """Bytes to read, roughly: compressed files count at an assumed 32x ratio (0 when unknown).
@@ -245,9 +249,22 @@ def _looks_like_log(path: Path) -> bool:
     if suffixes and suffixes[-1].lower() in COMPRESSED_SUFFIXES:
         suffixes = suffixes[:-1]
     last = suffixes[-1].lower() if suffixes else ""
-    if path.name.lower() == "error.json":
+    if error_files.named_like_error_file(path) or flight_recorder.named_like_dump(path):
+        return True
+    if last == ".json" and "flight" in path.name.lower():  # a JSON Flight Recorder dump saved under its own name
         return True
     return last in LOG_SUFFIXES or re.fullmatch(r"\.\d+", last) is not None
+
+
+def _starts_as_pickle(path: Path) -> bool:
+    """A file of any name whose first bytes are a pickle header: a Flight Recorder dump saved under its own name."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # never open a FIFO or a device to sniff it: that can block
+            return False
+        with open(path, "rb") as handle:
+            return flight_recorder.is_pickle(handle.read(2))
+    except OSError:
+        return False
 
 
 def _os_reason(exc: OSError) -> str:
@@ -276,16 +293,29 @@ def _file_source(path: Path, display: str, info: os.stat_result | None = None) -
         return _pipe_source(path, display, rank, fifo=stat.S_ISFIFO(info.st_mode))
     try:
         with open(path, "rb") as handle:
-            head = handle.read(16)
+            head = handle.read(64)
     except PermissionError:
         raise DenpexInputError(f"permission denied: {display}") from None
     except OSError as exc:
         raise DenpexInputError(f"cannot read {display}: {_os_reason(exc)}") from None
-    compression = sniff_compression(head)
+    kind = _kind(path, head)
+    if kind != "log":
+        return Source(name=display, path=path, rank_hint=rank, kind=kind)
+    compression = sniff_compression(head[:16])
     named = COMPRESSED_SUFFIXES.get(path.suffix.lower())
     if named is not None and compression != named:
         raise DenpexInputError(f"cannot read {display}: not a valid {_FORMAT_NAMES[named]} file")
     return Source(name=display, path=path, compression=compression, rank_hint=rank)
+
+
+def _kind(path: Path, head: bytes) -> str:
+    """A Flight Recorder dump (any pickle, or a file named as one) or an error file is not a text log."""
+    if flight_recorder.is_dump(path, head):
+        return "flight_recorder"
+    if error_files.looks_like_error_file(head) and (
+            error_files.named_like_error_file(path) or path.suffix.lower() == ".json"):
+        return "error_file"
+    return "log"
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # never to a terminal, not even in a file name
@@ -352,7 +382,8 @@ def _dir_sources(root: Path, display: str, left_out: list[str] | None = None) ->
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in linked)
         for filename in sorted(filenames):
             path = Path(dirpath) / filename
-            if filename.startswith(".") or filename == "label.json" or not _looks_like_log(path):
+            if filename.startswith(".") or filename == "label.json" or not (_looks_like_log(path)
+                                                                             or _starts_as_pickle(path)):
                 continue
             try:
                 info = path.stat()
@@ -465,7 +496,10 @@ class NotTextError(DenpexInputError):
 
 
 def check_readable(source: Source) -> None:
-    """Reject empty, binary and corrupt inputs up front, with one clear line."""
+    """Reject empty, binary and corrupt inputs up front, with one clear line (a dump or an error file is
+    checked as it is read, by its own reader)."""
+    if source.kind != "log":
+        return
     if source.stream is not None:  # its head was read when it was opened; the rest can be read only once
         if source.compression is None:
             _check_head(source, source.stream.head[:_SNIFF_BYTES], complete=False)

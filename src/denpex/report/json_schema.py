@@ -14,7 +14,7 @@ from typing import Any
 from denpex import __version__
 from denpex.catalog import Catalog
 from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
-from denpex.model import Diagnosis, Evidence, Finding, Line
+from denpex.model import Comparison, Diagnosis, Evidence, Finding, FlightRecorderSummary, Line, Phase
 from denpex.report.trace_out import TorchTraceOut
 
 SCHEMA_VERSION = "1.2"
@@ -83,8 +83,8 @@ class RootCauseOut(FindingOut):
     """which evidence decided the initiating rank"""
     rank_evidence: str
     """the kind of evidence that named the rank: own_output, named_in_message, silent, desynchronised,
-    absent_from_timeouts, waited_on, behind_in_steps, lowest_sequence, first_in_time, neighbours, launcher_hint,
-    unknown"""
+    flight_recorder (since 1.2), absent_from_timeouts, waited_on, behind_in_steps, lowest_sequence, first_in_time,
+    neighbours, launcher_hint, unknown"""
     host: str | None
     """the initiating rank's node, where the log names it (NCCL's host:pid:tid, [host:rank], torchrun's summary)"""
     explanation: str
@@ -150,6 +150,75 @@ class EnvironmentCheckOut:
 
 
 @dataclass
+class PhaseOut:
+    __pydantic_config__ = _CONFIG
+    name: str
+    """launch | rendezvous | model load | compile | step | checkpoint | shutdown"""
+    step: int | None
+    """the training step it was in, where the log counts steps"""
+
+    def shown(self) -> str:
+        """`step 6`, `compile, step 3`, `rendezvous`: as the reports print it."""
+        if self.step is None:
+            return self.name
+        return f"step {self.step}" if self.name == "step" else f"{self.name}, step {self.step}"
+
+
+@dataclass
+class RankDivergenceOut:
+    __pydantic_config__ = _CONFIG
+    rank: int | None
+    """null: lines that name no rank (the launcher, or a single-process job)"""
+    kind: str
+    """extra: a line the reference never printed; missing: the rank stopped short of the reference"""
+    line: EvidenceOut
+    """the differing line; for missing, the rank's last line"""
+    expected: EvidenceOut | None
+    """for missing: the reference's next line (in the healthy run's file)"""
+    phase: PhaseOut | None
+
+
+@dataclass
+class DivergenceOut:
+    __pydantic_config__ = _CONFIG
+    against: str
+    """baseline: healthy runs given with --baseline; ranks: the other ranks of this job (the majority)"""
+    baselines: list[str]
+    first_rank: int | None
+    """the rank that diverged first (null when that is the launcher's or a single process's lines)"""
+    decisive: bool
+    """true when the first divergence was made the root cause (no specific catalog entry matched)"""
+    ranks: list[RankDivergenceOut]
+    """one per rank stream, in the order they diverged"""
+
+
+@dataclass
+class FlightRecorderOut:
+    """What the Flight Recorder dumps read with the logs say (since 1.2)."""
+
+    __pydantic_config__ = _CONFIG
+    dumps: list[str]
+    ranks: list[int]
+    """the ranks a dump was read for"""
+    culprit: int | None
+    """the rank the dumps name: it never joined a collective, lags, or ran a different one"""
+    kind: str | None
+    """never_joined | mismatch | lagging; null when every rank joined every collective recorded"""
+    seq: int | None
+    """the collective sequence number it happened at"""
+    op: str | None
+    process_group: str | None
+    missing: list[int]
+    """ranks that never joined collective `seq`"""
+    last_completed: dict[str, int | None]
+    """rank -> the last collective it completed"""
+    mismatches: list[str]
+    summary: str
+    partial: bool
+    """a dump was truncated or corrupt: the answer covers what could be read"""
+
+
+@dataclass
 class DiagnosisOut:
     __pydantic_config__ = _CONFIG
     verdict: str
@@ -164,10 +233,16 @@ class DiagnosisOut:
     inputs: list[str]
     lines_read: int
     notes: list[str]
+    flight_recorder: FlightRecorderOut | None = None
+    """present only when Flight Recorder dumps were among the inputs (since 1.2)"""
     schema_version: str = SCHEMA_VERSION
     denpex_version: str = __version__
     environment: list[EnvironmentCheckOut] | None = None
-    """what `--doctor` checked on this machine (null without it); its problems are also in notes"""
+    """what `--doctor` checked on this machine (null without it; since 1.2); its problems are also in notes"""
+    phase: PhaseOut | None = None
+    """the job's phase and step at the decisive line, told by its own lines (null when clean; since 1.2)"""
+    divergence: DivergenceOut | None = None
+    """where the run first departs from its healthy runs (--baseline) or its ranks from each other (since 1.2)"""
     torch_trace: TorchTraceOut | None = None
     """what the job's TORCH_TRACE files say (null when none was given): compiles, graph breaks with their GB
     ids, recompiles, failures and caches per rank, and how the ranks differ"""
@@ -228,6 +303,24 @@ def _fingerprint(diagnosis: Diagnosis) -> FingerprintOut | None:
         start=_opt(state.first_line) if state else None,
         early_warning=_opt(warning),
         error=_evidence(root.evidence),
+    )
+
+
+def _phase(phase: Phase | None) -> PhaseOut | None:
+    return PhaseOut(phase.name, phase.step) if phase is not None else None
+
+
+def _divergence(comparison: Comparison | None) -> DivergenceOut | None:
+    if comparison is None:
+        return None
+    first = comparison.first
+    return DivergenceOut(
+        against=comparison.against,
+        baselines=comparison.baselines,
+        first_rank=first.rank if first is not None else None,
+        decisive=comparison.decisive,
+        ranks=[RankDivergenceOut(d.rank, d.kind, _evidence(d.evidence), _opt(d.expected), _phase(d.phase))
+               for d in comparison.ranks],
     )
 
 
@@ -315,7 +408,21 @@ def build(diagnosis: Diagnosis, catalog: Catalog, command_hint: str = YOUR_COMMA
         inputs=diagnosis.inputs,
         lines_read=diagnosis.lines_read,
         notes=diagnosis.notes,
+        phase=_phase(diagnosis.phase),
+        divergence=_divergence(diagnosis.comparison),
+        flight_recorder=_flight_recorder(diagnosis.flight_recorder),
         torch_trace=diagnosis.torch_trace if isinstance(diagnosis.torch_trace, TorchTraceOut) else None,
+    )
+
+
+def _flight_recorder(fr: FlightRecorderSummary | None) -> FlightRecorderOut | None:
+    if fr is None:
+        return None
+    return FlightRecorderOut(
+        dumps=fr.dumps, ranks=fr.ranks, culprit=fr.culprit, kind=fr.kind, seq=fr.seq, op=fr.op,
+        process_group=fr.process_group, missing=fr.missing,
+        last_completed={str(r): s for r, s in fr.last_completed.items()}, mismatches=fr.mismatches,
+        summary=fr.summary, partial=fr.partial,
     )
 
 

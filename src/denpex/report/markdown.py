@@ -94,6 +94,22 @@ def _collateral(report: DiagnosisOut, root: str) -> list[str]:
     return out
 
 
+def _divergence(report: DiagnosisOut, root: str) -> list[str]:
+    div = report.divergence
+    named = report.root_cause is not None and report.root_cause.rank is not None
+    if div is None or not div.ranks or (div.against == "ranks" and named):
+        return []
+    title = "First divergence from the healthy run" if div.against == "baseline" else "Candidate culprit rank"
+    out = ["", f"### {title}", ""]
+    for d in div.ranks[:4]:
+        who = "no rank" if d.rank is None else f"rank {d.rank}"
+        how = "stopped after" if d.kind == "missing" else "first new line"
+        out.append(f"- {who}, {how} {code(_where(d.line.file, d.line.line, root))}: {code(d.line.text)}")
+        if d.expected is not None:
+            out.append(f"  - healthy run went on with: {code(d.expected.text)}")
+    return out
+
+
 def _span(ranks: list[int]) -> str:
     """`0-3,7`: runs of consecutive ranks joined."""
     runs: list[list[int]] = []
@@ -105,6 +121,11 @@ def _span(ranks: list[int]) -> str:
     return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 2 else ",".join(map(str, run)) for run in runs)
 
 
+def _dumps_say(report: DiagnosisOut) -> bool:
+    """The Flight Recorder dumps found a rank that never joined or differs, though no log line failed."""
+    return report.flight_recorder is not None and report.flight_recorder.kind is not None
+
+
 def render(report: DiagnosisOut, shown_before: int = 20) -> str:
     report = made_visible(report)
     root_dir = common_root(report.inputs)
@@ -114,11 +135,16 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
         from denpex.report.trace_section import summary_lines
 
         out += ["", "## TORCH_TRACE", "", *[f"- {plain(ln)}" for ln in summary_lines(report.torch_trace)]]
+    if report.flight_recorder is not None:
+        partial = " (partial: a dump was cut off)" if report.flight_recorder.partial else ""
+        said = report.flight_recorder.summary.removeprefix("Flight Recorder ")
+        out += ["", f"**Flight Recorder:** {plain(said)}{partial}"]
     if report.notes:
         out += ["", *[f"> note: {plain(note)}" for note in report.notes]]
     root = report.root_cause
     if root is None:
-        out += ["", "No failure or warning found."]
+        out += ["", "No failure or warning found" + (" in the logs; see the Flight Recorder line above." if _dumps_say(
+            report) else ".")]
         return "\n".join(out) + "\n"
     rank = f" (rank {root.rank})" if root.rank is not None else ""
     out += [
@@ -129,6 +155,8 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
         f"- where: {code(_where(root.evidence.file, root.evidence.line, root_dir))}{rank}",
         f"- why this one: {plain(root.reason)}",
     ]
+    if report.phase is not None:
+        out.append(f"- phase: {plain(report.phase.shown())}")
     for key, value in root.fields.items():
         out.append(f"- {plain(key)}: {code(value)}")
     shown = [f"{ln.line:>7} | {ln.text}" for ln in root.context_before[-shown_before:]]
@@ -144,6 +172,7 @@ def render(report: DiagnosisOut, shown_before: int = 20) -> str:
         out += ["", "### Other hypotheses", ""]
         out += [f"- {code(s.id)}: {plain(s.control)}" for s in root.siblings]
     out += _collateral(report, root_dir)
+    out += _divergence(report, root_dir)
     out += _rank_table(report)
     rest = [f for f in report.findings if f.role != "context" and f.evidence != root.evidence]
     if rest:

@@ -123,15 +123,25 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
             f"  {report.lines_read:,} lines from {count} input{'s' if count != 1 else ''}{under}",
         )
     )
+    if report.flight_recorder is not None:
+        fr = report.flight_recorder
+        said = fr.summary.removeprefix("Flight Recorder ")
+        line = _PATH_IN_TEXT.sub(lambda m: shortened(m[0], root_dir, _PATH_CHARS), said)
+        console.print(_hanging([("Flight Recorder", line + (" (partial: a dump was cut off)" if fr.partial else ""))],
+                               label_style="cyan"))
     root = report.root_cause
     if root is None:
-        console.print("No failure or warning found.")
+        seen = report.flight_recorder is not None and report.flight_recorder.kind is not None
+        console.print("No failure or warning found" + (" in the logs; see the Flight Recorder line above." if seen
+                                                         else "."))
         return
     rows: list[tuple[str | Text, str | Text]] = [
         (Text("Root cause", "bold"), Text.assemble((root.title, "bold"), (f"  [{root.id}]", "cyan"))),
         ("category", root.category),
         ("where", _where(root.evidence, root_dir, root.rank)),
     ]
+    if report.phase is not None:
+        rows.append(("phase", report.phase.shown()))
     if root.fields:
         rows.append(("fields", Text(", ".join(f"{k}={_short(v)}" for k, v in root.fields.items()), "magenta")))
     rows.append(("why", root.reason))
@@ -152,6 +162,7 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
         console.print(Text("\nOther hypotheses and the control that separates them", style="bold"))
         console.print(_bullets(Text.assemble((s.id, "cyan"), f": {s.control}") for s in root.siblings))
     _collateral(report, console, root_dir)
+    _divergence(report, console, root_dir)
     _ranks(report, console)
     _others(report, console, root_dir)
     if report.torch_trace is not None:
@@ -163,6 +174,27 @@ def render(report: DiagnosisOut, console: Console, shown_before: int = _SHOWN_BE
         console.print()
         notes = (_PATH_IN_TEXT.sub(lambda m: shortened(m[0], root_dir, _PATH_CHARS), n) for n in report.notes)
         console.print(_hanging((("note:", note) for note in notes), label_style="yellow"))
+
+
+def _divergence(report: DiagnosisOut, console: Console, root_dir: str) -> None:
+    """Where the run first departs from its healthy run; between ranks, only when no entry named a rank."""
+    div = report.divergence
+    root = report.root_cause
+    if div is None or not div.ranks or (div.against == "ranks" and root is not None and root.rank is not None):
+        return
+    title = "First divergence from the healthy run" if div.against == "baseline" else (
+        "Candidate culprit: the rank that departs from the others first")
+    console.print(Text(f"\n{title}", style="bold"))
+    items = []
+    for d in div.ranks[:4]:
+        who = "lines without a rank" if d.rank is None else f"rank {d.rank}"
+        how = "stopped after" if d.kind == "missing" else "first new line"
+        where = _where(d.line, root_dir)
+        text = Text.assemble((f"{who}: ", "bold"), f"{how} ", (where, "dim"), ": ", cut(d.line.text, _LINE_CHARS))
+        if d.expected is not None:
+            text.append(f"  (healthy run went on with: {cut(d.expected.text, _LINE_CHARS)})", "dim")
+        items.append(text)
+    console.print(_bullets(items))
 
 
 def _collateral(report: DiagnosisOut, console: Console, root_dir: str) -> None:
