@@ -182,7 +182,7 @@ class Diagnosis:
     phase: Phase | None = None
     comparison: Comparison | None = None
     flight_recorder: FlightRecorderSummary | None = None
-    torch_trace: object = None  # report.trace_out.TorchTraceOut when TORCH_TRACE files were among the inputs
+    torch_trace: object = None  # trace_model.TorchTraceOut when TORCH_TRACE files were among the inputs
 
     def by_role(self, role: Role) -> list[Finding]:
         return [f for f in self.findings if f.role is role and f is not self.root_cause]

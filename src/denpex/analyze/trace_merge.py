@@ -15,7 +15,7 @@ from denpex.analyze.trace_summary import RankTrace, digest, divergences
 from denpex.ingest.sources import Source
 from denpex.ingest.torch_trace import read_trace
 from denpex.model import Diagnosis, Finding, Verdict
-from denpex.report.trace_out import TorchTraceOut, TraceEvidenceOut
+from denpex.trace_model import TorchTraceOut, TraceEvidenceOut
 
 Run = Callable[[list[Source]], Diagnosis]
 

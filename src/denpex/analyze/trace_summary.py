@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from denpex.ingest.torch_trace import Record, TraceFile
-from denpex.report.trace_out import (
+from denpex.trace_model import (
     TraceCompileOut,
     TraceEvidenceOut,
     TraceGraphBreakOut,

@@ -15,7 +15,7 @@ from denpex import __version__
 from denpex.catalog import Catalog
 from denpex.catalog.schema import SAVED_LOG, YOUR_COMMAND, Entry
 from denpex.model import Comparison, Diagnosis, Evidence, Finding, FlightRecorderSummary, Line, Phase
-from denpex.report.trace_out import TorchTraceOut
+from denpex.trace_model import TorchTraceOut
 
 SCHEMA_VERSION = "1.2"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from denpex.report.trace_out import TorchTraceOut, TraceRankOut
+from denpex.trace_model import TorchTraceOut, TraceRankOut
 
 _AGREEMENT = {
     "confirms": "the trace confirms the root cause",

@@ -1,7 +1,7 @@
 """The JSON shape of `torch_trace`: what the job's TORCH_TRACE files said, per rank and across ranks.
 
-Plain data only (analyze.torch_trace fills it; json_schema and the renderers read it), so the report layer
-needs nothing from analyze.
+Plain data only, beside model.py: the analysis fills it (analyze.trace_summary, trace_merge) and the report
+reads it (json_schema, the renderers), so neither layer imports the other; the report prints it as it is.
 """
 
 from __future__ import annotations
