@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from denpex.catalog import load
 from denpex.cli import cli
 from denpex.exit_codes import ExitCode
-from denpex.fleet.fingerprint import normalise_line
+from denpex.masking import normalise_line
 from tests.conftest import CORPUS
 
 PAIRS = sorted(p for p in (CORPUS / "pairs").iterdir() if (p / "label.json").is_file())

@@ -15,9 +15,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from denpex.analyze.phases import phase_at
-from denpex.fleet.fingerprint import normalise_line
 from denpex.ingest import Source
 from denpex.ingest.lines import framed
+from denpex.masking import normalise_line
 from denpex.model import Comparison, Evidence, Line, RankDivergence
 
 # framing every line costs ~0.4 s a MB: --baseline (asked for) reads up to MAX_BYTES; a plain diagnosis compares

@@ -15,6 +15,11 @@ from __future__ import annotations
 import re
 import socket
 
+from denpex.masking import EMAIL as _EMAIL
+from denpex.masking import HOST_SITES as _HOST_SITES
+from denpex.masking import INTERNAL_DOMAIN as _INTERNAL_DOMAIN
+from denpex.masking import IPV4 as _IPV4
+from denpex.masking import IPV6 as _IPV6
 from denpex.report.display import map_strings
 from denpex.report.json_schema import DiagnosisOut
 
@@ -34,21 +39,8 @@ _ASSIGNED_SECRET = re.compile(
     r"|[a-z0-9_]*(?:key|token|secret|password|passwd|credentials)[a-z0-9_]*)"
     r"(\s*[=:]\s*)(['\"]?)(?![\d.]+\b)([^\s'\",;]{8,})"
 )
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\d)")
-_IPV6 = re.compile(r"(?<![\w:])(?=[0-9A-Fa-f:]*[A-Fa-f])(?:[0-9A-Fa-f]{1,4}:){3,7}[0-9A-Fa-f]{1,4}(?![\w:])"
-                   r"|(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,6}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4})*)?(?![\w:])")
 _HOME = re.compile(r"(?:(?<=/home/)|(?<=/Users/)|(?<=\\Users\\)|(?<=/u/)|(?<=/usr/people/))([A-Za-z0-9][\w.-]*)")
 _NOT_USERS = {"user", "runner", "shared", "public", "default", "all users", "administrator"}
-# Where a log names a machine: NCCL's `host:pid:tid [dev]`, torchrun's summary `host : x`, `hostname=x`,
-# `on host x`, `[x]:port` style peers are IPs mostly (masked above).
-_HOST_SITES = (
-    re.compile(r"(?<![\w.-])([A-Za-z][\w.-]{1,62}):\d+:\d+ \["),
-    re.compile(r"(?i)\bhost(?:name)?\s*[=:]\s*([A-Za-z][\w.-]{1,62})"),
-    re.compile(r"(?i)\bon (?:host|node) ([A-Za-z][\w.-]{1,62})"),
-)
-_INTERNAL_DOMAIN = re.compile(
-    r"\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:internal|local|lan|corp|cluster|svc|intranet|localdomain)\b")
 _NOT_HOSTS = {"localhost", "none", "null", "unknown", "n/a", "host", "0.0.0.0"}
 
 
