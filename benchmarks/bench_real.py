@@ -123,14 +123,18 @@ def main() -> None:
             print(f"|   rg -c -f (catalog regexes, 120 s limit) | | | {t:.1f} | | | | | | | |", flush=True)
     if args.patterns:
         real = next(p for n, p in _logs(work, args) if n.startswith("realistic"))
-        print("\n| anchors | denpex 1 worker s | rg -F s |\n|---|---|---|")
+        print("\n| anchors | denpex 1 worker s | rg -F s | root cause |\n|---|---|---|---|")
         for count in (300, 3000):
             folder, literals = synthetic_catalog(count, work / f"catalog-{count}")
             lits = work / f"literals-{count}.txt"
             lits.write_text("\n".join(literals) + "\n", encoding="utf-8")
-            t, _, _ = run(denpex_cmd(real, "auto", 1, folder), env=BENCH_ENV, repeat=args.repeat)
+            t, _, out = run(denpex_cmd(real, "auto", 1, folder), env=BENCH_ENV, repeat=args.repeat)
             t_rg = run([rg, "-c", "-F", "-f", str(lits), str(real)], repeat=args.repeat)[0] if rg else float("nan")
-            print(f"| {count} | {t:.2f} | {t_rg:.2f} |", flush=True)
+            try:  # the synthetic catalog has no cuda-oom entry: the planted OOM is an uncaught CUDA error
+                root = (json.loads(out)[1] or ["none"])[0]
+            except (ValueError, IndexError, TypeError):
+                root = "no answer (the run failed)"
+            print(f"| {count} | {t:.2f} | {t_rg:.2f} | {root} |", flush=True)
     if args.compressed:
         real = next(p for n, p in _logs(work, args) if n.startswith("realistic"))
         compressed(work, real, parse_size(args.compressed), args.repeat)

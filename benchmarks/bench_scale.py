@@ -166,7 +166,9 @@ def synthetic_catalog(patterns: int, into: Path) -> tuple[str, list[str]]:
         old.unlink()
     for path in entries_dir().glob("uncaught-*.toml"):
         text = path.read_text()
-        text = text[: text.index("[[sibling]]")] if "[[sibling]]" in text else text
+        # only the entry and its signatures: siblings and refinements name entries this catalog leaves out
+        cuts = [text.index(table) for table in ("[[sibling]]", "[[refine]]") if table in text]
+        text = text[: min(cuts)] if cuts else text
         (into / path.name).write_text(text)
     anchors = synthetic_anchors(patterns)
     for k in range(0, patterns, 2):
