@@ -29,6 +29,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from denpex.evaluate import case_input  # the corpus contract: which file or folder a case's log is
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"
 RESULTS = REPO / "benchmarks" / "RESULTS-triage.md"
@@ -51,14 +53,6 @@ class Row:
 def corpus_cases() -> list[tuple[Path, dict[str, object]]]:
     found = sorted(p.parent for p in CORPUS.rglob("label.json") if "generators" not in p.parts)
     return [(case, json.loads((case / "label.json").read_text(encoding="utf-8"))) for case in found]
-
-
-def case_input(case: Path, label: dict[str, object]) -> Path:
-    """The corpus contract (denpex.evaluate.case_input): ranks/ when the label names a decisive file."""
-    ranks = case / "ranks"
-    if ranks.is_dir() and (label.get("decisive_file") or not (case / "log.txt").exists()):
-        return ranks
-    return case / "log.txt"
 
 
 def link(source: Path, target: Path) -> str:
