@@ -96,3 +96,18 @@ def test_ctrl_c_on_a_terminal_reaches_the_command_once(tmp_path):
     text = log.read_text()
     assert "child got SIGINT #1" in text and "#2" not in text, text[-500:]
     assert os.waitstatus_to_exitcode(status) == 3
+
+
+def test_the_log_keeps_up_with_a_command_that_is_still_running(tmp_path):
+    """`tail -f` on `denpex run --log` sees each line as it comes, not when a buffer fills or the command ends."""
+    log = tmp_path / "run.log"
+    child = "import sys, time\nprint('ready', flush=True)\nsys.stdin.read()\n"  # then waits until killed
+    proc = subprocess.Popen([sys.executable, "-m", "denpex", "run", "--log", os.fspath(log), "--",
+                             sys.executable, "-c", child], cwd=REPO, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(log, "ready")  # the 6-byte line alone is on disk while the command still runs
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.communicate(timeout=120)

@@ -338,6 +338,9 @@ def run(
                         if sum(map(len, buf)) > MAX_LINE_BYTES:
                             emit(buf)
                             buf.clear()
+                # the log on disk keeps up with the command: `tail -f` sees each line as it comes, and a denpex
+                # killed without warning loses none of what was read
+                log.flush()
             for buf in pending.values():
                 if buf:
                     emit(buf)
