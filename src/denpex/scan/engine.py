@@ -5,6 +5,7 @@ This is the simple, always-available path. A faster engine (Hyperscan over chunk
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import re
 from dataclasses import dataclass
@@ -27,7 +28,10 @@ class Hit:
 
 
 # a path or source location: `/site-packages/torch/_inductor/cudagraph_trees.py:12`, `C:\x\triton\cache`
-_PATH_TOKEN = re.compile(r"""[^\s"'()\[\]<>,;=]*[/\\][^\s"'()\[\]<>,;=]*""")
+# a token of a line, between the characters that end a path; a token holding a slash is a path. Tokens are found
+# first and tested for a slash after: `[^D]*[/\\][^D]*` backtracks through every slash-free token (O(n^2) on a
+# long one)
+_TOKEN = re.compile(r"""[^\s"'()\[\]<>,;=]+""")
 
 
 # a token no ordinary sentence holds: CamelCase, an acronym, snake_case, a name with digits (LoweringException,
@@ -50,15 +54,22 @@ def distinctive(anchor: str) -> bool:
     return bool(_DISTINCTIVE_TOKEN.search(anchor))
 
 
-def _only_in_paths(text: str, anchor: str) -> bool:
-    """Every occurrence of the anchor lies inside a file path: the path names a module, not the message."""
+def path_spans(text: str) -> list[tuple[int, int]]:
+    """Where the line's file paths are, in order: computed once per line, whatever the number of anchors."""
     if "/" not in text and "\\" not in text:
+        return []
+    return [m.span() for m in _TOKEN.finditer(text) if "/" in m.group() or "\\" in m.group()]
+
+
+def _only_in_paths(text: str, anchor: str, spans: list[tuple[int, int]]) -> bool:
+    """Every occurrence of the anchor lies inside a file path: the path names a module, not the message."""
+    if not spans:
         return False
-    spans = [m.span() for m in _PATH_TOKEN.finditer(text)]
+    starts = [lo for lo, _ in spans]
     start = text.find(anchor)
     while start >= 0:
-        end = start + len(anchor)
-        if not any(lo <= start and end <= hi for lo, hi in spans):
+        at = bisect.bisect_right(starts, start) - 1  # the last path that begins at or before the anchor
+        if at < 0 or start + len(anchor) > spans[at][1]:
             return False
         start = text.find(anchor, start + 1)
     return True
@@ -127,6 +138,7 @@ class LineMatcher:
         anchor_only: dict[str, Hit] = {}
         lowered: str | None = text.lower() if self._folded else None
         present = self._present(text, lowered)
+        spans: dict[bool, list[tuple[int, int]]] = {}  # the paths of the text and of its lowered copy
         for group, holds in ((self._plain, present[0]), (self._folded, present[1])):
             for compiled in group if holds is None else map(group.__getitem__, holds):
                 known = confirmed_hits.get(compiled.entry.id)
@@ -140,8 +152,12 @@ class LineMatcher:
                     haystack = text
                 if compiled.anchor not in haystack:
                     continue
-                if compiled.path_free and _only_in_paths(haystack, compiled.anchor):
-                    continue
+                if compiled.path_free:
+                    folded = haystack is not text
+                    if folded not in spans:
+                        spans[folded] = path_spans(haystack)
+                    if _only_in_paths(haystack, compiled.anchor, spans[folded]):
+                        continue
                 subject = line.body if compiled.signature.in_body else text
                 if compiled.source is None:
                     confirmed_hits[compiled.entry.id] = Hit(compiled.entry, compiled.signature, {})
