@@ -70,7 +70,8 @@ def problems(case: Path) -> list[str]:
 def stratum(case: Path) -> str:
     label = json.loads((case / "label.json").read_text(encoding="utf-8"))
     # GPU runs came after the first deal: strata of their own leave every earlier case where it was
-    kind = "gpu-run" if case.name.startswith("run-gpu") else "run" if case.name.startswith("run-") else "thread"
+    real_run = case.name.split("-", 1)[0] in ("run", "run7")  # round 7's launcher runs are named run7-...
+    kind = "gpu-run" if case.name.startswith("run-gpu") else "run" if real_run else "thread"
     return f"{kind}:{label['category']}"
 
 
