@@ -504,3 +504,27 @@ def test_a_long_token_without_a_slash_on_a_line_with_a_path():
     # the old path pattern backtracked through every slash-free token: this 300 KB line ran for minutes
     result = diagnose("x" * 300_000 + " /a " + OOM_LINE + "\n", workers=1)
     assert result.root_cause is not None and result.root_cause.entry_id == "cuda-oom"
+
+
+def test_a_log_record_between_a_tracebacks_header_and_frames_does_not_end_it():
+    # torchrun --tee merged rank 2's stdout record `INFO train: step 1` into its stderr traceback (a real run):
+    # the traceback goes on, and rank 2's own KeyError beats the copy torchrun quotes in its summary
+    log = CORPUS / "generated" / "gen-dist-rank2-keyerror-tee-interleaved" / "log.txt"
+    lines = log.read_text().splitlines()
+    header = lines.index("[default2]:[rank2]: Traceback (most recent call last):")
+    assert "INFO train: step 1" in lines[header + 2] and "[default2]" in lines[header + 2]
+    root = diagnose(log.read_text(), workers=1).root_cause
+    assert root is not None and root.rank == 2
+    assert root.evidence.text == "[default2]:[rank2]: KeyError: 'shard2/sample0002'"
+
+
+def test_a_traceback_logged_line_by_line_keeps_its_levelled_lines():
+    # every line of a traceback a logger printed carries the record's prefix (`W0604 ... [0/1]   File ...`)
+    text = "\n".join(f"W0604 20:15:36.588000 277015 torch/_functorch/x.py:1707] [0/1] {body}" for body in (
+        "Traceback (most recent call last):", '  File "/x/torch/_inductor/y.py", line 3, in f',
+        "    assert val <= max_block, (", "AssertionError: 'XBLOCK' too large. Maximum: 4096. Actual: 32768."))
+    from denpex.analyze.tracebacks import TracebackTracker
+
+    tracker = TracebackTracker()
+    kinds = [tracker.feed(_line(t, n + 1))[1].value for n, t in enumerate(text.splitlines())]
+    assert kinds == ["header", "frame", "frame", "exception"]

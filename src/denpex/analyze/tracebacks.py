@@ -83,10 +83,13 @@ _SOURCE_STATEMENT = re.compile(r"(?:raise|return|assert|yield|await)\b|[A-Za-z_]
 
 
 _LOST_PREFIX_REACH = 3  # lines between a paste's unprefixed frames and its rank-prefixed exception
+# log records of the same stream printed between a traceback's frames: stdout and stderr merged (torchrun --tee
+# interleaves its two files; a logger on stdout, the interpreter on stderr). More than this in a row end it.
+_INTERLEAVED_REACH = 20
 
 
 class _Stream:
-    __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number")
+    __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number", "interleaved")
 
     def __init__(self) -> None:
         self.block: Block | None = None
@@ -94,6 +97,7 @@ class _Stream:
         self.chain_pending = False
         self.after_frame = False
         self.last_number = 0  # the line number of the stream's last line
+        self.interleaved = 0  # log records seen in a row since the traceback's last frame
 
 
 class TracebackTracker:
@@ -139,6 +143,14 @@ class TracebackTracker:
             return stream.block, Kind.OTHER
         block = stream.block
         if stream.state == "frames" and block is not None:
+            if (line.level in ("D", "I", "W") and block.header.level is None
+                    and stream.interleaved < _INTERLEAVED_REACH):
+                # the interpreter prints a traceback's lines bare: a log record among them came from another
+                # writer of the same process (`INFO step 1` between `Traceback` and its frames), not its exception;
+                # a traceback logged line by line (`W1202 ... [0/1]   File ...`) has its header's level
+                stream.interleaved += 1
+                return None, Kind.OTHER
+            stream.interleaved = 0
             indent = len(body) - len(body.lstrip())
             if block.indent is None and _FRAME.match(body):
                 block.indent = max(indent - 2, 0)  # a traceback quoted inside a summary is indented as a whole
@@ -237,6 +249,7 @@ class TracebackTracker:
         stream.block = block
         stream.state = "frames"
         stream.chain_pending = False
+        stream.interleaved = 0
         return block
 
     def _exception(self, stream: _Stream, block: Block, line: Line, stripped: str) -> Block:
