@@ -528,3 +528,44 @@ def test_a_traceback_logged_line_by_line_keeps_its_levelled_lines():
     tracker = TracebackTracker()
     kinds = [tracker.feed(_line(t, n + 1))[1].value for n, t in enumerate(text.splitlines())]
     assert kinds == ["header", "frame", "frame", "exception"]
+
+
+BLIND = TESTS / "blind"
+
+
+def _root_of(path):
+    return diagnose(path.read_text(errors="replace"), workers=1).root_cause
+
+
+def test_an_exception_torchruns_summary_quotes_is_about_the_rank_of_its_record():
+    # `rank : 0 (local_rank: 0)` heads the record; the traceback it quotes below is rank 0's (a public thread)
+    root = _root_of(BLIND / "test3" / "gh-torchtitan-502" / "log.txt")
+    assert root is not None and root.evidence.text.strip().startswith("ValueError: invalid literal")
+    assert root.rank == 0
+
+
+def test_a_rankless_crash_takes_the_rank_the_spawners_report_of_it_names():
+    # faulthandler's `Fatal Python error: Segmentation fault` has no rank; mp.spawn's report 27 lines on names
+    # `process 2 terminated with signal SIGSEGV` (a real run)
+    root = _root_of(BLIND / "test2" / "run-mpspawn-segfault-faulthandler" / "log.txt")
+    assert root is not None and root.entry_id == "worker-segfault" and root.rank == 2
+
+
+def test_the_agents_local_rank_is_mapped_to_the_global_rank_by_pid():
+    # node 1's agent: `failed (exitcode: -9) local_rank: 0 (pid: 7405)`; its summary: rank 2, pid 7405 (real run)
+    root = _root_of(BLIND / "test3" / "run3-torchrun-2node-sigkill" / "log.txt")
+    assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 2
+    assert "local rank 0" in root.rank_reason
+
+
+@pytest.mark.parametrize(("prefix", "rank"), [("(VllmWorker rank=1 pid=2445156) ", 1), ("(Worker_TP3 pid=77) ", 3),
+                                              ("(VllmWorker TP1 pid=409) ", 1), ("(RayWorkerWrapper pid=4009) ", None)])
+def test_a_worker_tag_names_its_rank(prefix, rank):
+    assert parse(prefix + "ERROR 05-10 16:00:15 [multiproc_executor.py:470] RuntimeError: x").rank == rank
+
+
+def test_the_launchers_teardown_of_a_rank_is_not_that_rank_reporting_a_lost_peer():
+    # a hang: the summary names each rank torchrun SIGTERMed; that is no rank's report of losing rank 3, so the
+    # timeouts (waiting for rank 3) decide, not rank 3's silence (a real run)
+    root = _root_of(BLIND / "dev" / "run-torchrun-hang" / "log.txt")
+    assert root is not None and root.category == "dist.collective_timeout" and root.rank == 3

@@ -235,15 +235,19 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     if finding.evidence.rank is None:
         # the same failure reported again, a few lines on, by a line that says its rank: a device assert's kernel
         # lines carry no rank, the `[Rank 1] ... CUDA error: device-side assert triggered` after them does
+        # lines after; a launcher's report of the same failure names the process it is about, however far on
+        # (`Fatal Python error: Segmentation fault` ... `process 2 terminated with signal SIGSEGV`)
         again = {c.finding.rank for c in cands
                  if c is not root and c.finding.category == finding.category and c.finding.rank is not None
                  and c.finding.evidence.file == finding.evidence.file
-                 and 0 < c.finding.evidence.seq - finding.evidence.seq <= _SAME_FAILURE_REACH}
+                 and c.finding.evidence.seq > finding.evidence.seq
+                 and (c.finding.evidence.seq - finding.evidence.seq <= _SAME_FAILURE_REACH
+                      or (c.finding.entry_id == finding.entry_id and named_rank(c.finding.fields) is not None))}
         if len(again) == 1:
             finding.initiating_rank = again.pop()
             finding.rank_evidence = "named_in_message"
             finding.rank_reason = (
-                f"the decisive line has no rank; the same failure, reported a few lines on, is rank "
+                f"the decisive line has no rank; the same failure, reported again after it, is rank "
                 f"{finding.initiating_rank}'s"
             )
             return
@@ -251,7 +255,12 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         named = named_rank(finding.fields) is not None
         later = sorted({c.finding.rank for c in cands if c.finding.fatal and c.finding.role is Role.CAUSE
                         and c.finding.rank not in (None, finding.rank)})
-        if named:
+        if named and "local_rank" in finding.fields:
+            finding.rank_evidence = "named_in_message"
+            finding.rank_reason = (
+                f"named in the launcher's report as local rank {finding.fields['local_rank']}; its failure summary "
+                f"gives that process (same pid) global rank {finding.evidence.rank}")
+        elif named:
             finding.rank_evidence = "named_in_message"
             finding.rank_reason = "named in the message: the decisive line is about this rank"
         elif later:

@@ -86,6 +86,7 @@ class Collection:
     repeated_lines: int = 0  # copies of analysed candidate lines that were only counted (scan.repeats)
     notes: list[str] = field(default_factory=list)  # what reading the input ran into (ingest.reading)
     world_size: int | None = None  # the largest `world_size=N` / `world size: N` the job printed
+    pid_ranks: dict[int, int] = field(default_factory=dict)  # a failed process's global rank, by its pid
 
 
 class Collector:
@@ -103,6 +104,7 @@ class Collector:
         self._entry_count: dict[str, int] = {}
         self.rank_tracker = RankTracker(self.result.progress)
         self.result.ranks = self.rank_tracker.states
+        self.result.pid_ranks = self.rank_tracker.pid_ranks
         # findings whose line only said where; the next statement of the same message becomes their evidence
         self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
         # findings of an IPython header (`CompilationError   Traceback (most recent call last)`): the block's own
@@ -280,8 +282,10 @@ class Collector:
 
         fields = dict(hit.fields)
         summary_rank = self.rank_tracker.summary_rank_of(line)
+        if summary_rank is None:
+            summary_rank = self.rank_tracker.record_rank_of(line)
         if summary_rank is not None and named_rank(fields) is None:
-            fields["rank"] = str(summary_rank)  # the summary says which rank this exit code is
+            fields["rank"] = str(summary_rank)  # the summary says which rank this exit code (or error) is
         named = named_rank(fields)
         rank = named if named is not None else line.rank
         self._record(
@@ -328,6 +332,10 @@ class Collector:
                                   origin=block.header.origin if block.header.level is not None else None)
         entry = self.catalog.fallback(verdict.layer.value) or self.catalog.fallback(layers.Layer.USER.value)
         assert entry is not None, "the catalog lacks the uncaught-exception entries"
+        fields: dict[str, object] = {"exception": block.exception_type or "", "frame": block.last_frame_path or ""}
+        record_rank = self.rank_tracker.record_rank_of(line)
+        if record_rank is not None:
+            fields["rank"] = str(record_rank)  # the exception torchrun's summary quotes for that rank
         self._record(
             entry_id=entry.id,
             category=entry.category,
@@ -335,8 +343,8 @@ class Collector:
             role=Role.WARNING if handled else Role.CAUSE,
             fatal=not handled,
             line=line,
-            rank=line.rank,
-            fields={"exception": block.exception_type or "", "frame": block.last_frame_path or ""},
+            rank=line.rank if record_rank is None else record_rank,
+            fields=fields,
             block=block,
             ring=ring,
             entry=entry,

@@ -10,6 +10,7 @@ Order of evidence (see DESIGN.md):
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from denpex.analyze import attribution, silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
@@ -201,9 +202,31 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
     return min(pool, key=lambda c: (first[c.event], -c.priority, c.finding.evidence.seq))
 
 
+_AGENT_EXIT = re.compile(r"local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)")
+
+
+def _global_ranks(cands: list[Candidate], collection: Collection) -> None:
+    """torchrun's agent names a failed process by its local rank (`failed (exitcode: -9) local_rank: 0 (pid:
+    7405)`); on a node other than the first that is not its rank. The summary printed after it maps the pid to
+    the global rank (`rank : 2 (local_rank: 0)`, `exitcode : -9 (pid: 7405)`)."""
+    if not collection.pid_ranks:
+        return
+    for cand in cands:
+        found = _AGENT_EXIT.search(cand.finding.evidence.text)
+        if found is None or named_rank(cand.finding.fields) != int(found.group("local")):
+            continue
+        rank = collection.pid_ranks.get(int(found.group("pid")))
+        if rank is None or rank == int(found.group("local")):
+            continue
+        cand.finding.fields["rank"] = str(rank)
+        cand.finding.fields["local_rank"] = found.group("local")
+        cand.finding.evidence = replace(cand.finding.evidence, rank=rank)
+
+
 def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagnosis:
     cands = collection.candidates
     notes: list[str] = []
+    _global_ranks(cands, collection)
     for cand in cands:
         _apply_refinements(cand, catalog)
         _apply_details(cand)

@@ -16,6 +16,9 @@ _SUMMARY_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: \d+\)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
 _SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
 _SUMMARY_TIME = re.compile(r"^\s*time\s*: (?P<time>\S+)")
+# where one rank's record of torchrun's failure summary ends: the next record (`[1]:`), a rule, the last line
+_SUMMARY_PID = re.compile(r"\(pid: (?P<pid>\d+)\)")
+_RECORD_END = re.compile(r"^\s*(?:\[\d+\]:|[=-]{20,}|<NO_OTHER_FAILURES>)\s*$")
 _STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b[\s=:#]*(?P<step>\d+)", re.IGNORECASE)
 # a training step, or the end of training, printed by the job itself (any stream, ranked or not)
 _PROGRESS = re.compile(
@@ -63,6 +66,9 @@ class RankTracker:
         self.states: dict[int, RankState] = {}
         self.progress = progress if progress is not None else StreamProgress()
         self._summary_rank: int | None = None
+        self._record_rank: int | None = None  # the rank whose summary record the agent is printing
+        # each failed process's global rank by pid, from the summary (`rank : 2 (local_rank: 0)`, `(pid: 7405)`)
+        self.pid_ranks: dict[int, int] = {}
         self._summary_host: str | None = None
         # torchrun's `Root Cause (first observed failure):` block: (rank, its `time :` as printed, the rank line)
         self.launcher_first: tuple[int, str, Evidence] | None = None
@@ -102,8 +108,16 @@ class RankTracker:
             return self._summary_rank
         return None
 
+    def record_rank_of(self, line: Line) -> int | None:
+        """The rank a line of torchrun's failure summary is about: its record's `rank : R` line, for every line
+        of the record after it (`error_file`, the quoted traceback, its exception). Only for the agent's own,
+        rankless lines: a rank's output printed meanwhile is that rank's."""
+        return self._record_rank if line.rank is None else None
+
     def _exit_codes(self, line: Line) -> None:
         body = line.body
+        if line.rank is None and self._record_rank is not None and _RECORD_END.match(body):
+            self._record_rank = None
         if "exitcode" in body:
             found = _AGENT_FAILED.search(body)
             if found:
@@ -113,6 +127,9 @@ class RankTracker:
                 return
             found = _SUMMARY_EXIT.match(body)
             if found and self._summary_rank is not None:
+                pid = _SUMMARY_PID.search(body)
+                if pid is not None:
+                    self.pid_ranks.setdefault(int(pid.group("pid")), self._summary_rank)
                 state = self._state(self._summary_rank)
                 if state.exit_code is None:
                     state.exit_code = int(found.group("code"))
@@ -130,7 +147,7 @@ class RankTracker:
         if "rank" in body:
             found = _SUMMARY_RANK.match(body)
             if found:
-                self._summary_rank = int(found.group("rank"))
+                self._summary_rank = self._record_rank = int(found.group("rank"))
                 if self._in_root_cause is not None and self.launcher_first is None:
                     self.launcher_first = (self._summary_rank, self._in_root_cause, _evidence(line))
                 self._in_root_cause = None

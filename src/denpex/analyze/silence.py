@@ -57,7 +57,11 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     fatal = [c for c in cands if c.finding.fatal]
     if not fatal or any(c.finding.role in _OWN_ERRORS for c in fatal):
         return None
-    losses = [c for c in fatal if c.finding.role is Role.COLLATERAL and c.finding.category in _LOSS_CATEGORIES]
+    # a rank's own report of losing a peer; the launcher tearing the survivors down (its summary names each rank
+    # it SIGTERMed) reports nothing lost
+    losses = [c for c in fatal if c.finding.role is Role.COLLATERAL and c.finding.category in _LOSS_CATEGORIES
+              and not (c.entry is not None and c.entry.layer == "launcher" and c.finding.evidence.rank is not None
+                       and named_rank(c.finding.fields) is not None)]
     reporters = {c.finding.evidence.rank for c in losses if c.finding.evidence.rank is not None}
     if not reporters:
         return None

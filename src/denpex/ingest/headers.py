@@ -33,12 +33,13 @@ _LAUNCHER = re.compile(
       | \[(?P<hhost>[A-Za-z][\w.\-]*):(?P<hrank>\d+)\]:\s?       # launchers that tag lines [host:rank]:
       | \[(?:default|trainer|worker)(?P<lrank>\d+)\]:\s?     # torchrun --tee: [${role_name}${local_rank}]:
       | [A-Za-z][\w\-]*/\d+\ \[(?P<txrank>\d+)\]:\s?          # torchx: ${role}/${replica} [${local_rank}]:
-      # Ray's `(RayWorkerWrapper pid=4009, ip=10.0.0.5)`, vLLM's `(VllmWorker TP1 pid=409)`
-      | \((?:(?P<actor>[\w.\-]+(?:\s[\w.\-]+){0,2})\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+
+      # Ray's `(RayWorkerWrapper pid=4009, ip=10.0.0.5)`, vLLM's `(VllmWorker TP1 pid=409)`, `(VllmWorker rank=1
+      # pid=2445156)`, `(Worker_TP0 pid=77)`
+      | \((?:(?P<actor>[\w.\-]+(?:\s[\w.\-=]+){0,2})\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+
     )""",
     re.VERBOSE,
 )
-_WORKER_RANK = re.compile(r"\b(?:TP|rank|Rank|RANK|worker|Worker)[_ ]?(\d+)\b")
+_WORKER_RANK = re.compile(r"(?<![A-Za-z])(?:TP|rank|Rank|RANK|worker|Worker)[_ =]?(\d+)\b")
 _QUOTE = re.compile(r"^(?:> )+(?=\S)")
 # a clock a log shipper or `ts` put before the job's own line: `18:19:06.687 [rank2]:[F205 ...`,
 # `2025-02-05T18:19:06.687Z W0205 18:19:08.782000 4021 ...`; only dropped before a prefix we parse
