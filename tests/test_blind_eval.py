@@ -23,10 +23,11 @@ FLOORS = {
     "dev-extra": {"category": 0.94, "decisive_line": 0.98, "rank": 0.90, "verdict": 0.98},
     # round 2 (collected 2026-12-01, seed 20261202): test2 was never tuned on, its misses were not read
     "dev2": {"category": 0.96, "decisive_line": 0.96, "rank": 0.95, "verdict": 1.00},
-    "test2": {"category": 0.84, "decisive_line": 0.89, "rank": 0.78, "verdict": 0.92},
+    # test2 and test3 were read on 2026-12-02 (rounds 5-7 are the blind ones now): rank 18->21/23 and 17->19/22
+    "test2": {"category": 0.84, "decisive_line": 0.90, "rank": 0.91, "verdict": 0.93},
     # round 3 (collected 2026-12-01, seed 20261203): test3 was scored by totals only, never tuned on
     "dev3": {"category": 0.98, "decisive_line": 0.98, "rank": 0.94, "verdict": 1.00},
-    "test3": {"category": 0.94, "decisive_line": 0.89, "rank": 0.77, "verdict": 0.98},
+    "test3": {"category": 0.94, "decisive_line": 0.89, "rank": 0.86, "verdict": 1.00},
     # round 4 (12 real H200 runs, 2026-12-01, held out whole: no dev half): scored by totals only
     "test4": {"category": 1.00, "decisive_line": 0.91, "rank": 1.00, "verdict": 1.00},
     # round 5 (36 public threads collected 2026-12-01 after that session's changes, held out whole)
@@ -75,9 +76,9 @@ def test_rates_hold_their_floor(half, check):
     assert rate >= floor, summary_line(score)
 
 
-# Healthy logs that are known not to come back clean, per folder: open work, kept visible. test3's is unread (the
-# folder is blind: its misses are not looked at while the analysis changes), so only the count is recorded.
-KNOWN_NOT_CLEAN = {"test3": 1}
+# Healthy logs that are known not to come back clean, per folder: open work, kept visible (none left since test3's
+# logged-and-continued metrics error became context, 2026-12-02)
+KNOWN_NOT_CLEAN: dict[str, int] = {}
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0}  # round 4: GPU failure runs only
 
 

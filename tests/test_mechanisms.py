@@ -569,3 +569,11 @@ def test_the_launchers_teardown_of_a_rank_is_not_that_rank_reporting_a_lost_peer
     # timeouts (waiting for rank 3) decide, not rank 3's silence (a real run)
     root = _root_of(BLIND / "dev" / "run-torchrun-hang" / "log.txt")
     assert root is not None and root.category == "dist.collective_timeout" and root.rank == 3
+
+
+def test_an_error_record_that_says_it_goes_on_and_the_traceback_it_caught_are_context():
+    # `ERROR train: rank 1: could not push metrics to 127.0.0.1:9, continuing` then logger.exception's traceback,
+    # five times, in a Lightning run that finished (a real run): the job's own handled error is no finding
+    result = diagnose((BLIND / "test3" / "run3-lightning-healthy-warnings" / "log.txt").read_text(), workers=1)
+    assert result.verdict is Verdict.CLEAN, [(f.entry_id, f.role) for f in result.findings]
+    assert any(f.role is Role.CONTEXT and "ConnectionRefusedError" in f.evidence.text for f in result.findings)

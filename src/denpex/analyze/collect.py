@@ -52,6 +52,8 @@ _HANDLED = re.compile(
     r"|for benchmark choice\b"
     # a training loop that catches a failed step and moves on
     r"|caught, skipping (?:this )?(?:step|batch|iteration|sample)|[Ss]kipping (?:this )?(?:step|batch|iteration)\b"
+    # a record that says the program goes on: `could not push metrics to host:9, continuing`
+    r"|,\s*continuing\b|[Cc]ontinuing (?:anyway|without)\b"
 )
 MESSAGE_GAP = 2  # plain lines this close, in one stream, belong to one message
 BURST_SECONDS = 1.0  # log records of one stream this close together, a few lines apart, report one event
@@ -102,6 +104,7 @@ class Collector:
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._entry_count: dict[str, int] = {}
+        self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
         self.rank_tracker = RankTracker(self.result.progress)
         self.result.ranks = self.rank_tracker.states
         self.result.pid_ranks = self.rank_tracker.pid_ranks
@@ -141,7 +144,12 @@ class Collector:
         if self._awaiting and stream in self._awaiting:
             self._forward_to_statement(stream, line, kind, ring)
         recorded = len(self.result.candidates)
-        if line.level is not None and line.timestamp is not None and _HANDLED.search(line.body):
+        if kind is Kind.HEADER and block is not None and self._after_handled_record.get(stream):
+            # logger.exception's layout: the record that says it goes on, then the traceback it caught
+            self.result.handled_events.add(("tb", block.block_id))
+        handled_record = line.level is not None and line.timestamp is not None and _HANDLED.search(line.body)
+        self._after_handled_record[stream] = bool(handled_record)
+        if handled_record:
             self.result.handled_events.add(self._record_event(line))
         claimed = False  # whether a catalog entry explains this exception line
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event

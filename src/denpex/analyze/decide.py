@@ -148,9 +148,16 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
             continue
         if any(c.finding.evidence.seq > progress_at for c in fatal if c is not cand) or last_fatal > progress_at:
             continue
-        finding.fatal = False
-        finding.role = Role.WARNING
-        finding.reason = f"the job went on after it: its own output shows later progress (line {progress_line})"
+        _survived(cand, f"the job went on after it: its own output shows later progress (line {progress_line})")
+
+
+def _survived(cand: Candidate, reason: str) -> None:
+    """A failure the job lived through is a warning at most; an exception of the job's own code that it caught
+    and went on from (a metrics push that failed) says nothing about PyTorch: context, outside the verdict."""
+    cand.finding.fatal = False
+    own_code = cand.finding.generic and cand.finding.category == "user.code_error"
+    cand.finding.role = Role.CONTEXT if own_code else Role.WARNING
+    cand.finding.reason = reason
 
 
 _ATTEMPT = re.compile(r"[/\\]attempt_(\d+)[/\\]")
@@ -234,9 +241,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     _went_on_after(cands, collection)
     for cand in cands:
         if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:
-            cand.finding.fatal = False
-            cand.finding.role = Role.WARNING
-            cand.finding.reason = "its log record says the error was handled (a choice skipped, a fallback taken)"
+            _survived(cand, "its log record says the error was handled (a choice skipped, a fallback taken)")
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
         silence.promote_bare_exits(cands)
         quiet = silence.silent_rank(cands, collection, catalog)
