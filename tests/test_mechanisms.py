@@ -577,3 +577,13 @@ def test_an_error_record_that_says_it_goes_on_and_the_traceback_it_caught_are_co
     result = diagnose((BLIND / "test3" / "run3-lightning-healthy-warnings" / "log.txt").read_text(), workers=1)
     assert result.verdict is Verdict.CLEAN, [(f.entry_id, f.role) for f in result.findings]
     assert any(f.role is Role.CONTEXT and "ConnectionRefusedError" in f.evidence.text for f in result.findings)
+
+
+def test_an_exception_raised_in_a_librarys_own_check_is_classified_by_its_words():
+    # accelerate's launcher refuses a busy port: every frame is an installed package or its console script, and
+    # the message speaks of distributed communication (a public thread)
+    root = _root_of(BLIND / "test2" / "gh-rag-retrieval-50" / "log.txt")
+    assert root is not None and root.category == "dist.peer_or_store_failure"
+    verdict = layers.classify("ValueError", "bad value", ['File "/env/lib/python3.8/site-packages/pkg/x.py", line 3'],
+                              False)
+    assert verdict.layer is layers.Layer.USER  # a library's error with no layer words is still the job's to fix

@@ -28,6 +28,7 @@ class Layer(str, Enum):
 class Verdict:
     layer: Layer
     evidence: str  # what decided it, for the report's reason
+    weak: bool = False  # only a library's frames: the message's words may still name a layer
 
 
 # module prefixes of exception classes, today's and the 2022 standalone packages'
@@ -91,7 +92,8 @@ _NEUTRAL = re.compile(
     r"|[/\\]lib[/\\]python3\.\d+[/\\](?!site-packages|dist-packages)|[/\\]Lib[/\\](?!site-packages)|^<string>$|^<stdin>$"
 )
 _WEAK_WORDS: tuple[tuple[re.Pattern[str], Layer], ...] = (
-    (re.compile(r"\b(?:NCCL|nccl\w+|c10d|ProcessGroup\w*|[Gg]loo|TCPStore|rendezvous|collective)\b"),
+    (re.compile(r"\b(?:NCCL|nccl\w+|c10d|ProcessGroup\w*|[Gg]loo|TCPStore|rendezvous|collective|MASTER_(?:ADDR|PORT)"
+                r"|distributed (?:communication|training|process group|backend|environment))\b"),
      Layer.DISTRIBUTED),
     (re.compile(r"\b(?:triton|Triton|ptxas|PTX)\b"), Layer.TRITON),
     (re.compile(r"\b(?:dynamo|Dynamo|inductor|Inductor|aot_autograd|FakeTensor|fx\.Graph|torch\.compile)\b"),
@@ -131,8 +133,14 @@ def _frame_layer(path: str) -> Layer | None:
     return None
 
 
+# an installed package or its console script (`.../site-packages/accelerate/utils/launch.py`, `.../envs/x/bin/
+# accelerate`): a library's code, not the job's own, though no layer of PyTorch either
+_LIBRARY = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]bin[/\\][\w.\-]+$")
+
+
 def _by_frames(frames: list[str]) -> Verdict | None:
     paths = [p for p in (frame_path(f) for f in reversed(frames)) if p is not None]
+    library: str | None = None
     for i, path in enumerate(paths):
         layer = _frame_layer(path)
         if layer is Layer.COMPILER:
@@ -147,7 +155,12 @@ def _by_frames(frames: list[str]) -> Verdict | None:
             return Verdict(layer, f"its innermost non-generic frame is in the {layer.value} stack ({path})")
         if _NEUTRAL.search(path):
             continue
+        if _LIBRARY.search(path):
+            library = library or path
+            continue
         return Verdict(Layer.USER, f"its innermost non-generic frame is the job's own code ({path})")
+    if library is not None:
+        return Verdict(Layer.USER, f"it was raised in an installed library the job runs ({library})", weak=True)
     return None
 
 
@@ -178,6 +191,10 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
     if _CUDA_WORDS.search(message):
         return Verdict(Layer.CUDA, "its message is a CUDA runtime error")
     verdict = _by_frames(frames)
+    if verdict is not None and verdict.weak:  # frames of libraries only (a launcher's own check, say)
+        words = _by_words(message)
+        if words is not None:
+            return words
     if verdict is not None:
         if verdict.layer is Layer.DISTRIBUTED and exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
             return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
@@ -186,10 +203,17 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
     verdict = _by_origin(origin)
     if verdict is not None:
         return verdict
+    words = _by_words(message)
+    if words is not None:
+        return words
+    return Verdict(Layer.USER, "no frame or word ties it to PyTorch's compiler, Triton, distributed or CUDA")
+
+
+def _by_words(message: str) -> Verdict | None:
     for pattern, layer in _WEAK_WORDS:
         if pattern.search(message):
             return Verdict(layer, f"its message speaks of the {layer.value} stack")
-    return Verdict(Layer.USER, "no frame or word ties it to PyTorch's compiler, Triton, distributed or CUDA")
+    return None
 
 
 def backend_wrapper(text: str) -> bool:
