@@ -587,3 +587,12 @@ def test_an_exception_raised_in_a_librarys_own_check_is_classified_by_its_words(
     verdict = layers.classify("ValueError", "bad value", ['File "/env/lib/python3.8/site-packages/pkg/x.py", line 3'],
                               False)
     assert verdict.layer is layers.Layer.USER  # a library's error with no layer words is still the job's to fix
+
+
+def test_a_long_message_phrase_stands_alone_when_its_regex_misses():
+    # a pasted line cut mid-record (`... Watchdog caught collective operation timeout: WorkNCCL(S`): the timeout
+    # entry's regex (it wants SeqNum, OpType, Timeout) misses, the five-word anchor still names the failure
+    assert distinctive("Watchdog caught collective operation timeout")
+    assert not distinctive("No such file or directory: '") and not distinctive("out of memory")
+    root = _root_of(BLIND / "test2" / "gh-sglang-3424" / "log.txt")
+    assert root is not None and root.category == "dist.collective_timeout" and root.confidence != "high"

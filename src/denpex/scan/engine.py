@@ -39,6 +39,11 @@ _TOKEN = re.compile(r"""[^\s"'()\[\]<>,;=]+""")
 _DISTINCTIVE_TOKEN = re.compile(r"[A-Z]{3,}|[a-z][A-Z]|[A-Z][a-z]+[A-Z]|[a-z]_[a-z]|[A-Za-z]\d|\d[A-Za-z]")
 
 
+# a message of five or more words and 36+ characters, with no punctuation a path or a format would bring
+# (`Watchdog caught collective operation timeout`): no ordinary line says that by chance
+_LONG_PHRASE = re.compile(r"(?=.{36,})[A-Za-z]+(?: [A-Za-z]+){4,}")
+
+
 # Python's own exception classes (PermissionError, OSError...) name a kind of error, not a message: an entry
 # anchored on one relies on its regex (e.g. a cache path in the message) to be about that entry at all
 _BUILTIN_EXCEPTIONS = frozenset(
@@ -51,7 +56,7 @@ def distinctive(anchor: str) -> bool:
     an English phrase however long (`No such file or directory: '`), nor a builtin exception's name."""
     if anchor.strip().rstrip(":") in _BUILTIN_EXCEPTIONS:
         return False
-    return bool(_DISTINCTIVE_TOKEN.search(anchor))
+    return bool(_DISTINCTIVE_TOKEN.search(anchor)) or _LONG_PHRASE.fullmatch(anchor.strip()) is not None
 
 
 def path_spans(text: str) -> list[tuple[int, int]]:
