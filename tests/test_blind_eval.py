@@ -24,7 +24,7 @@ FLOORS = {
     # round 2 (collected 2026-12-01, seed 20261202): test2 was never tuned on, its misses were not read
     "dev2": {"category": 0.96, "decisive_line": 0.96, "rank": 0.95, "verdict": 1.00},
     # test2 and test3 were read on 2026-12-02 (rounds 5-7 are the blind ones now): rank 18->21/23 and 17->19/22
-    "test2": {"category": 0.84, "decisive_line": 0.90, "rank": 0.91, "verdict": 0.93},
+    "test2": {"category": 0.92, "decisive_line": 0.93, "rank": 0.91, "verdict": 0.93},
     # round 3 (collected 2026-12-01, seed 20261203): test3 was scored by totals only, never tuned on
     "dev3": {"category": 0.98, "decisive_line": 0.98, "rank": 0.94, "verdict": 1.00},
     "test3": {"category": 0.94, "decisive_line": 0.89, "rank": 0.86, "verdict": 1.00},
