@@ -275,3 +275,19 @@ def test_a_missing_path_is_one_line_and_exit_2(tmp_path: Path) -> None:
                           timeout=TIMEOUT)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "a compressed file does not grow" in done.stderr
+
+
+def test_a_root_cause_resting_on_silence_waits_for_the_files_to_settle():
+    # while per-rank files still grow, the rank that looks silent may be writing its traceback: a decision that
+    # rests on silence is held until every file has been idle a while; one on a rank's own line is shown at once
+    from denpex.live.watch import SILENCE_SETTLE_S, ready_to_show
+    from denpex.model import Evidence, Finding, Role
+
+    def root(kind: str) -> Finding:
+        return Finding(entry_id="rank-died-silently", category="mem.host_oom", title="t", role=Role.CAUSE,
+                       fatal=True, evidence=Evidence("r2.log", 3, "step 3", 2, None, 3), rank_evidence=kind)
+
+    assert not ready_to_show(root("silent"), idle_for=0.2)
+    assert ready_to_show(root("silent"), idle_for=SILENCE_SETTLE_S + 0.1)
+    assert not ready_to_show(root("absent_from_timeouts"), idle_for=0.0)
+    assert ready_to_show(root("own_output"), idle_for=0.0)

@@ -51,6 +51,18 @@ def _key(root: Finding | None) -> tuple[str, int | None] | None:
     return None if root is None else (root.entry_id, root.rank)
 
 
+# A rank's silence is evidence only once its output has had time to arrive: while files still grow, the rank
+# that looks silent may be flushing its own traceback (it dies after, or as, its peers report the loss)
+SILENCE_SETTLE_S = 1.0
+_ABSENCE_EVIDENCE = ("silent", "absent_from_timeouts", "waited_on")
+
+
+def ready_to_show(root: Finding, idle_for: float) -> bool:
+    """Whether a root cause can be shown now: one that rests on a rank saying nothing waits until every
+    followed file has been idle for SILENCE_SETTLE_S; every other kind of evidence is shown at once."""
+    return root.rank_evidence not in _ABSENCE_EVIDENCE or idle_for >= SILENCE_SETTLE_S
+
+
 class LiveDiagnosis:
     """Lines of many files in, the current decision out, the final Diagnosis at the end."""
 
@@ -132,6 +144,7 @@ def watch(
     follower = Follower(inputs)  # a missing path raises DenpexInputError before anything is read
     live = LiveDiagnosis(catalog, context)
     shown: tuple[str, int | None] | None = None
+    held: Diagnosis | None = None  # a decision resting on silence, waiting for the files to settle
     reason = ""
     try:
         while True:
@@ -149,8 +162,13 @@ def watch(
                 live.feed(followed, lines)
             if reason:
                 break
-            diagnosis = live.current()
+            diagnosis = live.current() or held
+            held = None
             if diagnosis is not None and diagnosis.root_cause is not None and _key(diagnosis.root_cause) != shown:
+                if not ready_to_show(diagnosis.root_cause, follower.idle_for()):
+                    held = diagnosis
+                    time.sleep(max(0.0, options.interval - (time.monotonic() - began)))
+                    continue
                 previous = shown
                 shown = _key(diagnosis.root_cause)
                 on_change(Change(diagnosis, diagnosis.root_cause, previous, time.time()))
