@@ -233,9 +233,9 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             )
             return
     if finding.evidence.rank is None:
-        # the same failure reported again, a few lines on, by a line that says its rank: a device assert's kernel
-        # lines carry no rank, the `[Rank 1] ... CUDA error: device-side assert triggered` after them does
-        # lines after; a launcher's report of the same failure names the process it is about, however far on
+        # the same failure reported again after it by a line that says its rank: a few lines on for any entry of
+        # the category (a device assert's kernel lines carry no rank, the `[Rank 1] ... CUDA error: device-side
+        # assert triggered` after them does), however far on for the same entry naming the process it is about
         # (`Fatal Python error: Segmentation fault` ... `process 2 terminated with signal SIGSEGV`)
         again = {c.finding.rank for c in cands
                  if c is not root and c.finding.category == finding.category and c.finding.rank is not None

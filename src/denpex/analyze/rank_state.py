@@ -16,8 +16,8 @@ _SUMMARY_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: \d+\)")
 _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
 _SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
 _SUMMARY_TIME = re.compile(r"^\s*time\s*: (?P<time>\S+)")
-# where one rank's record of torchrun's failure summary ends: the next record (`[1]:`), a rule, the last line
 _SUMMARY_PID = re.compile(r"\(pid: (?P<pid>\d+)\)")
+# where one rank's record of torchrun's failure summary ends: the next record (`[1]:`), a rule, the last line
 _RECORD_END = re.compile(r"^\s*(?:\[\d+\]:|[=-]{20,}|<NO_OTHER_FAILURES>)\s*$")
 _STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b[\s=:#]*(?P<step>\d+)", re.IGNORECASE)
 # a training step, or the end of training, printed by the job itself (any stream, ranked or not)

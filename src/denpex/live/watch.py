@@ -164,14 +164,14 @@ def watch(
                 break
             diagnosis = live.current() or held
             held = None
-            if diagnosis is not None and diagnosis.root_cause is not None and _key(diagnosis.root_cause) != shown:
-                if not ready_to_show(diagnosis.root_cause, follower.idle_for()):
-                    held = diagnosis
-                    time.sleep(max(0.0, options.interval - (time.monotonic() - began)))
-                    continue
-                previous = shown
-                shown = _key(diagnosis.root_cause)
-                on_change(Change(diagnosis, diagnosis.root_cause, previous, time.time()))
+            root = diagnosis.root_cause if diagnosis is not None else None
+            if diagnosis is not None and root is not None and _key(root) != shown:
+                if ready_to_show(root, follower.idle_for()):
+                    previous = shown
+                    shown = _key(root)
+                    on_change(Change(diagnosis, root, previous, time.time()))
+                else:
+                    held = diagnosis  # shown once the files settle, unless a newer decision replaces it
             time.sleep(max(0.0, options.interval - (time.monotonic() - began)))
     finally:
         follower.close()

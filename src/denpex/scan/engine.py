@@ -52,8 +52,9 @@ _BUILTIN_EXCEPTIONS = frozenset(
 
 
 def distinctive(anchor: str) -> bool:
-    """An anchor specific enough to stand alone when its regex misses; `error: ` or `Killed` is not, nor is
-    an English phrase however long (`No such file or directory: '`), nor a builtin exception's name."""
+    """An anchor specific enough to stand alone when its regex misses; `error: ` or `Killed` is not, nor is a
+    short English phrase (`No such file or directory: '`), nor a builtin exception's name; a message of five
+    words or more is."""
     if anchor.strip().rstrip(":") in _BUILTIN_EXCEPTIONS:
         return False
     return bool(_DISTINCTIVE_TOKEN.search(anchor)) or _LONG_PHRASE.fullmatch(anchor.strip()) is not None
@@ -66,11 +67,11 @@ def path_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _TOKEN.finditer(text) if "/" in m.group() or "\\" in m.group()]
 
 
-def _only_in_paths(text: str, anchor: str, spans: list[tuple[int, int]]) -> bool:
-    """Every occurrence of the anchor lies inside a file path: the path names a module, not the message."""
+def _only_in_paths(text: str, anchor: str, spans: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Every occurrence of the anchor lies inside a file path: the path names a module, not the message.
+    `starts`: where each of `spans` begins, for the bisection."""
     if not spans:
         return False
-    starts = [lo for lo, _ in spans]
     start = text.find(anchor)
     while start >= 0:
         at = bisect.bisect_right(starts, start) - 1  # the last path that begins at or before the anchor
@@ -143,7 +144,8 @@ class LineMatcher:
         anchor_only: dict[str, Hit] = {}
         lowered: str | None = text.lower() if self._folded else None
         present = self._present(text, lowered)
-        spans: dict[bool, list[tuple[int, int]]] = {}  # the paths of the text and of its lowered copy
+        # the paths of the text and of its lowered copy, and where each begins: once per line, not per anchor
+        paths: dict[bool, tuple[list[tuple[int, int]], list[int]]] = {}
         for group, holds in ((self._plain, present[0]), (self._folded, present[1])):
             for compiled in group if holds is None else map(group.__getitem__, holds):
                 known = confirmed_hits.get(compiled.entry.id)
@@ -159,9 +161,10 @@ class LineMatcher:
                     continue
                 if compiled.path_free:
                     folded = haystack is not text
-                    if folded not in spans:
-                        spans[folded] = path_spans(haystack)
-                    if _only_in_paths(haystack, compiled.anchor, spans[folded]):
+                    if folded not in paths:
+                        spans = path_spans(haystack)
+                        paths[folded] = (spans, [lo for lo, _ in spans])
+                    if _only_in_paths(haystack, compiled.anchor, *paths[folded]):
                         continue
                 subject = line.body if compiled.signature.in_body else text
                 if compiled.source is None:
