@@ -6,7 +6,12 @@ literals) and times each group alone on the same text, in 1 MiB chunks as the en
 --repeat, next to `rg -c -F -f ANCHORS` and `denpex diagnose --workers 1` on the same file. It says which
 group a faster scan would have to change; it changes nothing itself.
 
+    python benchmarks/bench_real.py --sizes 1G --density-size '' --repeated-size '' --no-long-line \
+        --repeat 1 --compressed '' --workdir /tmp/br     # makes the realistic log once
     python benchmarks/bench_scan_parts.py /tmp/br/realistic-1G.log [--mib 256] [--repeat 3]
+
+The three groups leave out the engine's two sparse literals for the other rank forms (`[Rank `, `[default`);
+the engine row is the engine itself.
 """
 
 from __future__ import annotations
