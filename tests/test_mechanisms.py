@@ -181,6 +181,19 @@ def test_a_sigkilled_rank_read_from_per_rank_files_is_named_by_its_silence():
     assert console.rank == 2 and console.category == "mem.host_oom"
 
 
+def test_an_abort_at_exit_after_its_own_error_is_that_errors_echo():
+    # torchrun --tee 3, rank 1 SIGKILLed: rank 0 reports the lost peer (line 42), then `[default0]:terminate called
+    # without an active exception` (line 43) as it exits; the abort only repeats rank 0's own error
+    result = diagnose(str(DEV / "run-torchrun-sigkill" / "log.txt"))
+    abort = next(f for f in result.findings if f.entry_id == "teardown-abort")
+    assert abort.role is Role.COLLATERAL and abort.evidence.rank == 0
+    assert abort.reason.startswith("an echo: its process had already failed at line 42")
+    assert result.root_cause.entry_id != "teardown-abort"
+    # with no error before it, the same abort is the failure itself (work finished, SIGABRT at exit)
+    alone = diagnose(str(CORPUS / "generated" / "gen-dist-teardown-sigabrt" / "log.txt")).root_cause
+    assert alone.entry_id == "teardown-abort" and alone.role is Role.SYMPTOM
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause

@@ -126,6 +126,25 @@ def _follow_pointers(cands: list[Candidate]) -> None:
         cand.finding.role = Role.WRAPPER
 
 
+def _echoes(cands: list[Candidate]) -> None:
+    """An abort on the way out, after a fatal error of its own stream (same file and rank), is that error's echo."""
+    for cand in cands:
+        if cand.entry is None or not cand.entry.echo_of_earlier_error or not cand.finding.fatal:
+            continue
+        ev = cand.finding.evidence
+        earlier = [c for c in cands if c is not cand and c.finding.fatal
+                   and c.finding.role in (Role.CAUSE, Role.SYMPTOM, Role.COLLATERAL)
+                   and not (c.entry is not None and c.entry.echo_of_earlier_error)
+                   and c.finding.evidence.file == ev.file and c.finding.evidence.rank == ev.rank
+                   and c.finding.evidence.seq < ev.seq]
+        if not earlier:
+            continue
+        first = min(earlier, key=lambda c: c.finding.evidence.seq)
+        cand.finding.role = Role.COLLATERAL
+        cand.finding.reason = (f"an echo: its process had already failed at line {first.finding.evidence.line} "
+                               f"({first.finding.entry_id})")
+
+
 def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
     """A traceback after which its own stream trained on (a later step, or the end of training) was handled.
 
@@ -238,6 +257,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         _apply_refinements(cand, catalog)
         _apply_details(cand)
     _follow_pointers(cands)
+    _echoes(cands)
     _went_on_after(cands, collection)
     for cand in cands:
         if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:

@@ -41,6 +41,9 @@ def entry_markdown(entry: Entry) -> str:
         peers = ", ".join(f"`{op}`: rank {offset:+d}" for op, offset in ring.offsets.items())
         out += ["", f"Initiating rank: the peer a report waited on, by its `{ring.field}` ({peers}, modulo the world "
                 f"size), when the lines before it match `{ring.collective}`."]
+    if entry.echo_of_earlier_error:
+        out += ["", "After a fatal error of its own process (same file and rank) it is that error's echo: collateral, "
+                "never the root cause."]
     if entry.graph_break_ids:
         out += ["", "Dynamo graph-break ids: " + ", ".join(f"`{g}`" for g in entry.graph_break_ids)]
     if entry.fixtures:

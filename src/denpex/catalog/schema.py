@@ -201,6 +201,9 @@ class Entry:
     # a wrapper or symptom whose real cause was logged earlier by another entry (e.g. FailOnRecompileLimitHit
     # after the `hit config.recompile_limit` warning): that earlier finding becomes the fatal cause
     points_to: list[str] = field(default_factory=list)
+    # an abort on the way out (`terminate called without an active exception`): after a fatal error of its own
+    # process it is that error's echo (collateral), and it is the failure itself only when none came before
+    echo_of_earlier_error: bool = False
     siblings: list[Sibling] = field(default_factory=list)
     fixtures: list[Fixture] = field(default_factory=list)
     graph_break_ids: list[str] = field(default_factory=list)
