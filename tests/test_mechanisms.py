@@ -194,6 +194,19 @@ def test_an_abort_at_exit_after_its_own_error_is_that_errors_echo():
     assert alone.entry_id == "teardown-abort" and alone.role is Role.SYMPTOM
 
 
+def test_timeouts_in_different_collectives_name_the_rank_out_of_step():
+    # torchrun --tee 3, 3 ranks: rank 2 all_reduces a metrics tensor the others never reduce; ranks 0 and 1 time out
+    # inside DDP's gradient all_reduce (under backward), rank 2 inside dist.all_reduce
+    root = diagnose(str(CORPUS / "pairs" / "cpu-metric-size" / "failed" / "log.txt")).root_cause
+    assert root.rank == 2 and root.rank_evidence == "desynchronised"
+    assert root.entry_id == "collective-mismatch" and root.evidence.line == 50
+    assert root.rank_reason.startswith("rank 2 timed out in all_reduce while every other rank timed out in backward")
+    # a frame's call is never compared with NCCL's OpType: one rank's traceback in `all_reduce` and two watchdog
+    # lines `OpType=ALLREDUCE` are the same collective, not a desynchronisation
+    nccl = diagnose(str(DEV.parent / "dev-extra" / "gh-mmdetection-12392" / "log.txt")).root_cause
+    assert nccl.entry_id == "nccl-watchdog-timeout" and nccl.rank_evidence != "desynchronised"
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause

@@ -8,6 +8,8 @@ launcher's first observed exit (a hint). Each decision records its kind in `Find
 
 from __future__ import annotations
 
+import re
+
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.model import Finding, Role
 from denpex.scan.linear_regex import compile_linear
@@ -41,6 +43,62 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
     low = min(seqs.values())
     lowest = [r for r, s in seqs.items() if s == low]
     return (lowest[0], low) if len(lowest) == 1 else None
+
+
+# the torch.distributed call a traceback was in (`distributed_c10d.py", line 5356, in barrier`); DDP's gradient
+# all_reduce runs from C++ under `backward`, with no such frame
+_C10D_FRAME = re.compile(r'distributed_c10d\.py"?, line \d+, in (\w+)')
+_BACKWARD_FRAME = re.compile(r"[/\\]torch[/\\](?:_tensor|autograd[/\\]__init__)\.py\"?, line \d+, in backward")
+
+
+def _collectives_of(cand: Candidate) -> tuple[str | None, str | None]:
+    """(the torch.distributed call its traceback was in, the collective the report names) for a timeout report.
+
+    The two are never compared with each other: NCCL runs a barrier as an ALLREDUCE (`OpType=ALLREDUCE`), and
+    gloo's `op` is a send or a recv, not a collective."""
+    frames = cand.block.frames if cand.block is not None else []
+    calls = [m.group(1) for m in map(_C10D_FRAME.search, frames) if m]
+    call = calls[-1] if calls else None
+    if call is None and any(_BACKWARD_FRAME.search(frame) for frame in frames):
+        call = "backward (DDP's gradient all_reduce)"
+    op = cand.finding.fields.get("op")
+    named = str(op) if op is not None and cand.entry is not None and cand.entry.ring_peer is None else None
+    return call, named
+
+
+def _odd_collective(cands: list[Candidate]) -> tuple[Candidate, str, str] | None:
+    """(its report, its collective, the others'): the one rank whose timed-out collective differs from every
+    other rank's (3+ ranks, the others agree, at the same sequence number where the reports give one)."""
+    by_frame: dict[int, str] = {}
+    by_name: dict[int, str] = {}
+    reports: dict[int, Candidate] = {}
+    seqs: set[str] = set()
+    for c in sorted(cands, key=lambda c: c.finding.evidence.seq):
+        rank = c.finding.evidence.rank
+        if c.finding.category != _TIMEOUT_CATEGORY or c.finding.role is not Role.COLLATERAL or rank is None:
+            continue
+        call, named = _collectives_of(c)
+        if call is not None:
+            by_frame.setdefault(rank, call)
+        if named is not None:
+            by_name.setdefault(rank, named)
+        if call is not None or named is not None:
+            reports.setdefault(rank, c)
+            if "seq" in c.finding.fields:
+                seqs.add(str(c.finding.fields["seq"]))
+    if len(seqs) > 1:
+        return None
+    for calls in (by_frame, by_name):
+        if len(calls) < 3:
+            continue
+        groups: dict[str, list[int]] = {}
+        for rank, call in calls.items():
+            groups.setdefault(call, []).append(rank)
+        if len(groups) != 2:
+            return None
+        (one, ones), (many, _) = sorted(groups.items(), key=lambda item: len(item[1]))
+        return (reports[ones[0]], one, many) if len(ones) == 1 else None
+    return None
 
 
 _AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
@@ -79,6 +137,17 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     With a majority (3+ ranks) the rank alone in its fingerprint is the culprit and its line becomes the
     evidence; with two ranks that disagree nobody can tell, and the report says so.
     """
+    if root.finding.category == _TIMEOUT_CATEGORY and root.finding.role is Role.COLLATERAL:
+        out_of_step = _odd_collective(cands)
+        if out_of_step is not None:
+            odd, call, others = out_of_step
+            rank = odd.finding.evidence.rank
+            odd.finding.reason = root.finding.reason
+            odd.finding.rank_evidence = "desynchronised"
+            odd.finding.rank_reason = (
+                f"rank {rank} timed out in {call} while every other rank timed out in {others}: the ranks were in "
+                f"different collectives, and rank {rank} is the one out of step")
+            return odd
     if "fingerprint" not in root.finding.fields or root.entry is None:
         return root
     by_rank: dict[int, Candidate] = {}

@@ -145,6 +145,20 @@ def _echoes(cands: list[Candidate]) -> None:
                                f"({first.finding.entry_id})")
 
 
+def _out_of_step(root: Candidate, catalog: Catalog) -> None:
+    """Timeouts that show one rank in another collective than the rest have a visible cause: the ranks' calls
+    disagree (a rank skipped a barrier, took another branch). File the odd rank's report as that mismatch."""
+    target = catalog.get("collective-mismatch")
+    if root.finding.rank_evidence != "desynchronised" or root.finding.category != "dist.collective_timeout" or (
+            target is None):
+        return
+    was = root.finding.entry_id
+    root.entry = target
+    root.finding.entry_id, root.finding.category, root.finding.title = target.id, target.category, target.title
+    root.finding.role = Role.CAUSE
+    root.finding.reason = f"re-filed from {was}: {root.finding.rank_reason}"
+
+
 def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
     """A traceback after which its own stream trained on (a later step, or the end of training) was handled.
 
@@ -290,6 +304,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         verdict = Verdict.CLEAN
     if root is not None:
         root = attribution.odd_one_out(root, cands)
+        _out_of_step(root, catalog)
         attribution.attribute_rank(root, cands, collection)
         notes.extend(attribution.clock_doubts(root, cands))
     findings = _dedupe([c.finding for c in cands])
