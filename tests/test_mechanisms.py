@@ -157,10 +157,21 @@ def test_an_autotuning_choice_that_fails_and_is_ignored_is_a_warning():
     ("(VllmWorker TP1 pid=409) ERROR 09-14 03:15:31 [multiproc_executor.py:596] RuntimeError: CUDA error", 1, None),
     ("[RANK 2] loss 0.5", 2, None),
     ("3: [rank3]: KeyError: 'x'", 3, None),  # srun --label over torch's own prefix
+    # ProcessGroupNCCL's prefix in a what() (dev9 gh-sglang-8296) and its 2.2-2.3 form (dev-extra gh-distrifuser-6)
+    ("  what():  [PG ID 2 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception: CUDA error: "
+     "an illegal memory access was encountered", 1, None),
+    ("[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated", 1, None),
 ])
 def test_launcher_prefixes_name_the_rank(text, rank, host):
     head = parse(text)
     assert head.rank == rank and head.host == host
+
+
+def test_a_launcher_report_with_a_redacted_pid_still_names_the_rank():
+    # dev9 gh-aware-of-the-history-2: the reporter replaced the PID and the node name by x's
+    root = diagnose(str(TESTS / "blind" / "dev9" / "gh-aware-of-the-history-2" / "log.txt")).root_cause
+    assert root.category == "mem.host_oom" and root.rank == 1
+    assert root.evidence.text.startswith("mpirun noticed that process rank 1 with PID xxxxxx")
 
 
 def test_every_rank_valued_field_names_a_rank():
