@@ -218,6 +218,14 @@ def test_timeouts_in_different_collectives_name_the_rank_out_of_step():
     assert nccl.entry_id == "nccl-watchdog-timeout" and nccl.rank_evidence != "desynchronised"
 
 
+def test_an_mp_spawn_traceback_is_its_process_and_spawns_teardown_sizes_the_ring():
+    # mp.spawn, 3 processes, rank 2 stalls: only process 0's traceback (a gloo send timeout) is printed, under
+    # `-- Process 0 terminated with the following error:`, with no prefix; spawn then terminates 2 processes
+    root = diagnose(str(DEV / "run-mpspawn-hang" / "log.txt")).root_cause
+    assert root.evidence.rank == 0 and root.rank == 2 and root.rank_evidence == "waited_on"
+    assert root.rank_reason.endswith("world size 3: the failed process and the 2 that mp.spawn tore down after it")
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause

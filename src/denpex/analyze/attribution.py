@@ -199,9 +199,12 @@ def _waited_for(cands: list[Candidate], collection: Collection,
     ring = _ring_peer(cands, collection, reporters)
     if ring is not None:
         peer, votes, collective = ring
+        spawned = _spawned_world(cands) if collection.world_size is None else None
+        size = (f"; world size {spawned}: the failed process and the {spawned - 1} that mp.spawn tore down after it"
+                if spawned is not None else "")
         return peer, "waited_on", (
             f"{votes} rank(s) timed out in {collective} waiting on rank {peer} (gloo's ring: each rank receives "
-            f"from the next rank and sends to the previous one); rank {peer} reported no timeout")
+            f"from the next rank and sends to the previous one); rank {peer} reported no timeout{size}")
     slow = _behind_in_steps(collection, reporters)
     if slow is not None:
         rank, step, others = slow
@@ -220,6 +223,20 @@ def _waited_for(cands: list[Candidate], collection: Collection,
 _RING_CONTEXT = 40  # lines before a timeout report searched for the collective it was in (its traceback)
 
 
+_SPAWN_TEARDOWN = "Terminating process"  # mp.spawn, once a child failed: `Terminating process 4600 via signal SIGTERM`
+
+
+def _spawned_world(cands: list[Candidate]) -> int | None:
+    """An mp.spawn job's size when it printed none: the failed process plus every process spawn tore down after
+    it (spawn terminates all the children still alive; a hang leaves them all alive)."""
+    failed = {named_rank(c.finding.fields) for c in cands if c.entry is not None and c.entry.layer == "launcher"
+              and "terminated with the following error" in c.finding.evidence.text}
+    torn_down = {str(c.finding.fields.get("pid")) for c in cands if c.entry is not None
+                 and c.entry.layer == "launcher" and _SPAWN_TEARDOWN in c.finding.evidence.text}
+    failed.discard(None)
+    return len(failed) + len(torn_down) if failed and torn_down else None
+
+
 def _ring_peer(cands: list[Candidate], collection: Collection,
                reporters: set[int | None]) -> tuple[int, int, str] | None:
     """(rank, votes, collective): the rank that the timeout reports of a ring collective waited on.
@@ -229,7 +246,8 @@ def _ring_peer(cands: list[Candidate], collection: Collection,
     ranks seen is not guessed, except the next rank up: a silent last rank is the straggler itself.
     """
     highest = max((r for r in list(collection.ranks) + list(reporters) if r is not None), default=0)
-    size = collection.world_size if collection.world_size is not None and collection.world_size > highest else None
+    printed = collection.world_size if collection.world_size is not None else _spawned_world(cands)
+    size = printed if printed is not None and printed > highest else None
     votes: dict[int, int] = {}
     collective = ""
     for cand in cands:
