@@ -226,6 +226,15 @@ def test_an_mp_spawn_traceback_is_its_process_and_spawns_teardown_sizes_the_ring
     assert root.rank_reason.endswith("world size 3: the failed process and the 2 that mp.spawn tore down after it")
 
 
+def test_a_gloo_rendezvous_wait_names_the_peer_whose_address_never_came():
+    # torchrun, 3 ranks, rank 2 never calls dist.new_group(): ranks 0 and 1 wait for the store key named after
+    # rank 2 (`keys: /default_pg/0//1//cpu//0/2`); the launcher's SIGTERM summary of rank 2 is no error of its own
+    root = diagnose(str(CORPUS / "generated" / "run-torchrun-skip-new-group" / "log.txt")).root_cause
+    assert root.entry_id == "store-bind-or-connect-failed" and root.rank == 2
+    assert root.rank_evidence == "named_in_message" and root.fields["culprit_rank"] == "2"
+    assert root.evidence.text.startswith("[default0]:[rank0]: torch.distributed.DistStoreError: wait timeout")
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause

@@ -237,6 +237,36 @@ def _spawned_world(cands: list[Candidate]) -> int | None:
     return len(failed) + len(torn_down) if failed and torn_down else None
 
 
+def _absent_from_barrier(root: Candidate, cands: list[Candidate],
+                         collection: Collection) -> tuple[int, str, str] | None:
+    """A store barrier that timed out says how many ranks joined (`world_size=4, num_workers_joined=3`): when
+    exactly as many ranks as are missing are absent from the whole log, they are the ones that never arrived."""
+    fields = root.finding.fields
+    try:
+        world, joined = int(str(fields["world_size"])), int(str(fields["joined"]))
+    except (KeyError, ValueError):
+        return None
+    if not 0 < joined < world or root.entry is None:
+        return None
+    reports = [c for c in cands if c.entry is root.entry and "joined" in c.finding.fields]
+    arrived = {r for c in reports for r in (c.finding.evidence.rank, _int(c.finding.fields.get("reporting_rank")))
+               if r is not None}
+    if len(arrived) == joined:  # every rank that reached the barrier timed out in it and said so
+        missing = [r for r in range(world) if r not in arrived]
+        said = f"ranks {span(sorted(arrived))} reported waiting in it"
+    else:  # or: the ranks missing from the barrier are missing from the whole log
+        missing = [r for r in range(world) if r not in arrived | set(collection.ranks)]
+        said = "the only rank of the job that printed nothing"
+    if len(missing) != world - joined or len(missing) != 1:
+        return None
+    return missing[0], "absent_from_barrier", (
+        f"the store barrier counted {joined} of {world} ranks; {said}, so rank {missing[0]} never reached it")
+
+
+def _int(value: object) -> int | None:
+    return int(str(value)) if value is not None and str(value).isdigit() else None
+
+
 def _ring_peer(cands: list[Candidate], collection: Collection,
                reporters: set[int | None]) -> tuple[int, int, str] | None:
     """(rank, votes, collective): the rank that the timeout reports of a ring collective waited on.
@@ -295,6 +325,10 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         _agent_hint(finding, cands, prefix=finding.rank_reason + "; ")
         return
     if finding.rank_reason:  # already decided (odd one out)
+        return
+    absent = _absent_from_barrier(root, cands, collection)
+    if absent is not None:
+        finding.initiating_rank, finding.rank_evidence, finding.rank_reason = absent
         return
     if finding.category == _TIMEOUT_CATEGORY and finding.role is Role.COLLATERAL:
         reporters = {
