@@ -235,6 +235,16 @@ def test_a_gloo_rendezvous_wait_names_the_peer_whose_address_never_came():
     assert root.evidence.text.startswith("[default0]:[rank0]: torch.distributed.DistStoreError: wait timeout")
 
 
+def test_nccls_argument_check_warning_is_the_error_and_fsdp_names_the_rank_whose_state_differs():
+    # dev10 gh-horovod-3752 (horovodrun --tag-output): only NCCL's `argcheck.cc:39 NCCL WARN Broadcast : invalid
+    # root 0 (root should be in the 0..-1 range)` lines say what failed, on rank 1
+    nccl = diagnose(str(TESTS / "blind" / "dev10" / "gh-horovod-3752" / "log.txt")).root_cause
+    assert nccl.entry_id == "nccl-error" and nccl.rank == 1 and nccl.fields["op"] == "Broadcast"
+    # dev10 gh-pytorch-113765: FSDP's optimizer-state check names the rank whose `step` differs
+    fsdp = diagnose(str(TESTS / "blind" / "dev10" / "gh-pytorch-113765" / "log.txt")).root_cause
+    assert fsdp.entry_id == "fsdp-optim-state-mismatch" and fsdp.rank == 1 and fsdp.fields["state"] == "step"
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause
