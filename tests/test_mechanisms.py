@@ -245,6 +245,25 @@ def test_nccls_argument_check_warning_is_the_error_and_fsdp_names_the_rank_whose
     assert fsdp.entry_id == "fsdp-optim-state-mismatch" and fsdp.rank == 1 and fsdp.fields["state"] == "step"
 
 
+def test_an_item_graph_break_cut_after_its_first_line_is_still_a_warning_of_its_rank():
+    # test2 gh-specforge-222 (read, no longer blind): the excerpt starts inside Dynamo's multi-line warning, after
+    # its `Graph break from \`Tensor.item()\`` line; its hint line still says which warning it is
+    text = "\n".join([
+        "[rank1]:W0906 20:38:55.305000 5696 torch/_dynamo/variables/tensor.py:1047] [7/0]     "
+        "torch._dynamo.config.capture_scalar_outputs = True",
+        "[rank1]:W0906 20:38:55.305000 5696 torch/_dynamo/variables/tensor.py:1047] [7/0] or:",
+        "[rank1]:W0906 20:38:55.305000 5696 torch/_dynamo/variables/tensor.py:1047] [7/0]     "
+        "env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1",
+        "[rank1]:W0906 20:38:55.305000 5696 torch/_dynamo/variables/tensor.py:1047] [7/0] to include these "
+        "operations in the captured graph.",
+    ])
+    result = diagnose(text=text)
+    assert result.verdict is Verdict.WARNING
+    assert result.root_cause.entry_id == "graph-break-item" and result.root_cause.rank == 1
+    # a command line that sets the variable is no graph break
+    assert diagnose(text="+ export TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1").verdict is Verdict.CLEAN
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause
