@@ -18,16 +18,16 @@ BLIND = TESTS / "blind"
 TARGET = 0.90
 # the figures measured at the end of the session that built the split (test: 95 cases); raise them as they rise
 FLOORS = {
-    "test": {"category": 0.96, "decisive_line": 0.95, "rank": 0.75, "verdict": 0.97},
+    "test": {"category": 0.96, "decisive_line": 0.95, "rank": 0.78, "verdict": 0.97},
     "dev": {"category": 0.97, "decisive_line": 0.97, "rank": 0.95, "verdict": 0.97},
     "dev-extra": {"category": 0.94, "decisive_line": 0.98, "rank": 0.90, "verdict": 0.98},
     # round 2 (collected 2026-12-01, seed 20261202): test2 was never tuned on, its misses were not read
     "dev2": {"category": 0.96, "decisive_line": 0.96, "rank": 0.95, "verdict": 1.00},
     # test2 and test3 were read on 2026-12-02 (rounds 5-7 are the blind ones now): rank 18->21/23 and 17->19/22
-    "test2": {"category": 0.92, "decisive_line": 0.93, "rank": 0.91, "verdict": 0.93},
+    "test2": {"category": 0.93, "decisive_line": 0.93, "rank": 0.95, "verdict": 0.95},
     # round 3 (collected 2026-12-01, seed 20261203): test3 was scored by totals only, never tuned on
     "dev3": {"category": 0.98, "decisive_line": 0.98, "rank": 0.94, "verdict": 1.00},
-    "test3": {"category": 0.94, "decisive_line": 0.89, "rank": 0.86, "verdict": 1.00},
+    "test3": {"category": 0.98, "decisive_line": 0.91, "rank": 0.90, "verdict": 1.00},
     # round 4 (12 real H200 runs, 2026-12-01, held out whole: no dev half): scored by totals only
     "test4": {"category": 1.00, "decisive_line": 0.91, "rank": 1.00, "verdict": 1.00},
     # round 5 (36 public threads collected 2026-12-01 after that session's changes, held out whole)
@@ -42,6 +42,13 @@ FLOORS = {
     # round 8 (19 real runs on torch 2.2.2/2.5.1/2.8.0, 3-8 ranks, held out whole, labelled before Denpex ran):
     # scored blind at the end of the session of 2026-12-02 (second), 19/19 on every check
     "test8": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    # rounds 9 and 10 (22 public threads each, multi-rank focus, 2026-12-02 fourth session): each scored whole
+    # before its split and before this session changed anything it showed (rank 10/15 and 12/15); the test
+    # halves by totals only
+    "dev9": {"category": 0.90, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test9": {"category": 0.83, "decisive_line": 0.66, "rank": 0.66, "verdict": 0.91},
+    "dev10": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test10": {"category": 0.90, "decisive_line": 0.90, "rank": 0.87, "verdict": 0.90},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -49,13 +56,14 @@ def half(request):
     return request.param, evaluate([str(BLIND / request.param)])
 
 
-@pytest.mark.parametrize("suffix", ["", "2", "3", "7"])
+@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
-    assert len(split["test"]) >= (20 if suffix == "7" else 60) and not set(split["dev"]) & set(split["test"])
+    least = {"7": 20, "9": 10, "10": 10}.get(suffix, 60)
+    assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
 def test_no_catalog_fixture_is_in_the_test_half():
@@ -83,7 +91,8 @@ def test_rates_hold_their_floor(half, check):
 # logged-and-continued metrics error became context, 2026-12-02)
 KNOWN_NOT_CLEAN: dict[str, int] = {}
 # rounds 4 and 8: failure runs only
-HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0}
+HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
+                    "dev9": 0, "test9": 0, "dev10": 1, "test10": 0}  # rounds 9-10: few healthy threads found
 
 
 def test_healthy_logs_are_all_clean(half):
