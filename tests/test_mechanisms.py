@@ -264,6 +264,20 @@ def test_an_item_graph_break_cut_after_its_first_line_is_still_a_warning_of_its_
     assert diagnose(text="+ export TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1").verdict is Verdict.CLEAN
 
 
+def test_a_store_barrier_that_counted_too_few_names_the_rank_missing_from_its_reports():
+    # H200, torch 2.11, 3 NCCL ranks, TORCH_DIST_INIT_BARRIER=1, rank 2 never calls new_group(): ranks 1 and 0
+    # report `... store based barrier on rank 1, ... (world_size=3, num_workers_joined=2 ...`: the rank each names
+    # is itself, the reporter; the one rank absent from the reports is the culprit
+    root = diagnose(str(CORPUS / "gpu" / "gpu-store-barrier-skip-new-group-nccl" / "log.txt")).root_cause
+    assert root.rank == 2 and root.rank_evidence == "absent_from_barrier"
+    assert root.rank_reason == ("the store barrier counted 2 of 3 ranks; ranks 0-1 reported waiting in it, so rank 2 "
+                                "never reached it")
+    assert "store based barrier on rank" in root.evidence.text  # not the bare `wait timeout` it re-raises
+    # the gloo group's rendezvous on torch 2.11 names rank 2 by its address key, as on 2.13
+    gloo = diagnose(str(CORPUS / "gpu" / "gpu-store-barrier-skip-new-group-gloo" / "log.txt")).root_cause
+    assert gloo.rank == 2 and gloo.fields["culprit_rank"] == "2"
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause
