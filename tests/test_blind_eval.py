@@ -49,6 +49,9 @@ FLOORS = {
     "test9": {"category": 0.83, "decisive_line": 0.66, "rank": 0.66, "verdict": 0.91},
     "dev10": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
     "test10": {"category": 0.90, "decisive_line": 0.90, "rank": 0.87, "verdict": 0.90},
+    # round 11 (18 real launcher runs, torch 2.13, held out whole): scored once blind, 16/18 16/18 16/18 18/18
+    # (15/18 rank at the session's start); then read, two general mechanisms from it (README)
+    "test11": {"category": 1.00, "decisive_line": 0.94, "rank": 0.94, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -92,7 +95,7 @@ def test_rates_hold_their_floor(half, check):
 KNOWN_NOT_CLEAN: dict[str, int] = {}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
-                    "dev9": 0, "test9": 0, "dev10": 1, "test10": 0}  # rounds 9-10: few healthy threads found
+                    "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0}  # rounds 9-11: failures mostly
 
 
 def test_healthy_logs_are_all_clean(half):

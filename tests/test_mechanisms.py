@@ -211,7 +211,7 @@ def test_timeouts_in_different_collectives_name_the_rank_out_of_step():
     root = diagnose(str(CORPUS / "pairs" / "cpu-metric-size" / "failed" / "log.txt")).root_cause
     assert root.rank == 2 and root.rank_evidence == "desynchronised"
     assert root.entry_id == "collective-mismatch" and root.evidence.line == 50
-    assert root.rank_reason.startswith("rank 2 timed out in all_reduce while every other rank timed out in backward")
+    assert root.rank_reason.startswith("rank 2 was waiting in all_reduce when it failed, every other rank in backward")
     # a frame's call is never compared with NCCL's OpType: one rank's traceback in `all_reduce` and two watchdog
     # lines `OpType=ALLREDUCE` are the same collective, not a desynchronisation
     nccl = diagnose(str(DEV.parent / "dev-extra" / "gh-mmdetection-12392" / "log.txt")).root_cause
@@ -276,6 +276,28 @@ def test_a_store_barrier_that_counted_too_few_names_the_rank_missing_from_its_re
     # the gloo group's rendezvous on torch 2.11 names rank 2 by its address key, as on 2.13
     gloo = diagnose(str(CORPUS / "gpu" / "gpu-store-barrier-skip-new-group-gloo" / "log.txt")).root_cause
     assert gloo.rank == 2 and gloo.fields["culprit_rank"] == "2"
+
+
+def test_a_launchers_calledprocesserror_wraps_the_jobs_own_output():
+    # test11 run11-accelerate-hang (read after its blind score): `accelerate launch` ran the job under mpirun and
+    # raised `CalledProcessError: Command '['mpirun', ...]' returned non-zero exit status 1` from its own code;
+    # ranks 0, 1 and 3 timed out, rank 2 stalled
+    result = diagnose(str(TESTS / "blind" / "test11" / "run11-accelerate-hang" / "log.txt"))
+    assert result.root_cause.category == "dist.collective_timeout" and result.root_cause.rank == 2
+    wrapper = next(f for f in result.findings if f.evidence.text.startswith("subprocess.CalledProcessError"))
+    assert wrapper.role is Role.WRAPPER and wrapper.fields["launcher"] == "mpirun"
+    # a compiler's CalledProcessError is no launcher's
+    compiler = diagnose(text="subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/main.c', '-O3']' "
+                             "returned non-zero exit status 1.")
+    assert all(f.entry_id != "torchrun-child-failed" for f in compiler.findings)
+
+
+def test_a_rank_that_lost_its_peer_in_another_collective_is_out_of_step():
+    # test11 run11-mpirun-barrier-skip (read after its blind score): rank 1 alone calls dist.barrier(); it loses its
+    # peer inside barrier while ranks 0, 2 and 3 time out inside all_reduce
+    root = diagnose(str(TESTS / "blind" / "test11" / "run11-mpirun-barrier-skip" / "log.txt")).root_cause
+    assert root.entry_id == "collective-mismatch" and root.rank == 1 and root.rank_evidence == "desynchronised"
+    assert root.rank_reason.startswith("rank 1 was waiting in barrier when it failed, every other rank in all_reduce")
 
 
 def test_a_detail_mismatch_report_names_the_rank_that_differs():

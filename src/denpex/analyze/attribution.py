@@ -15,6 +15,8 @@ from denpex.model import Finding, Role
 from denpex.scan.linear_regex import compile_linear
 
 _TIMEOUT_CATEGORY = "dist.collective_timeout"
+# a rank's report that it was left waiting in a collective: timed out, or its peer's connection closed
+_WAITING_CATEGORIES = (_TIMEOUT_CATEGORY, "dist.peer_or_store_failure")
 
 
 def _behind_in_steps(collection: Collection, reporters: set[int | None]) -> tuple[int, int, int] | None:
@@ -67,15 +69,16 @@ def _collectives_of(cand: Candidate) -> tuple[str | None, str | None]:
 
 
 def _odd_collective(cands: list[Candidate]) -> tuple[Candidate, str, str] | None:
-    """(its report, its collective, the others'): the one rank whose timed-out collective differs from every
-    other rank's (3+ ranks, the others agree, at the same sequence number where the reports give one)."""
+    """(its report, its collective, the others'): the one rank whose collective, when it timed out or lost its
+    peer, differs from every other rank's (3+ ranks, the others agree, at the same sequence number where the
+    reports give one)."""
     by_frame: dict[int, str] = {}
     by_name: dict[int, str] = {}
     reports: dict[int, Candidate] = {}
     seqs: set[str] = set()
     for c in sorted(cands, key=lambda c: c.finding.evidence.seq):
         rank = c.finding.evidence.rank
-        if c.finding.category != _TIMEOUT_CATEGORY or c.finding.role is not Role.COLLATERAL or rank is None:
+        if c.finding.category not in _WAITING_CATEGORIES or c.finding.role is not Role.COLLATERAL or rank is None:
             continue
         call, named = _collectives_of(c)
         if call is not None:
@@ -137,7 +140,7 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
     With a majority (3+ ranks) the rank alone in its fingerprint is the culprit and its line becomes the
     evidence; with two ranks that disagree nobody can tell, and the report says so.
     """
-    if root.finding.category == _TIMEOUT_CATEGORY and root.finding.role is Role.COLLATERAL:
+    if root.finding.category in _WAITING_CATEGORIES and root.finding.role is Role.COLLATERAL:
         out_of_step = _odd_collective(cands)
         if out_of_step is not None:
             odd, call, others = out_of_step
@@ -145,7 +148,7 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
             odd.finding.reason = root.finding.reason
             odd.finding.rank_evidence = "desynchronised"
             odd.finding.rank_reason = (
-                f"rank {rank} timed out in {call} while every other rank timed out in {others}: the ranks were in "
+                f"rank {rank} was waiting in {call} when it failed, every other rank in {others}: the ranks were in "
                 f"different collectives, and rank {rank} is the one out of step")
             return odd
     if "fingerprint" not in root.finding.fields or root.entry is None:

@@ -149,8 +149,8 @@ def _out_of_step(root: Candidate, catalog: Catalog) -> None:
     """Timeouts that show one rank in another collective than the rest have a visible cause: the ranks' calls
     disagree (a rank skipped a barrier, took another branch). File the odd rank's report as that mismatch."""
     target = catalog.get("collective-mismatch")
-    if root.finding.rank_evidence != "desynchronised" or root.finding.category != "dist.collective_timeout" or (
-            target is None):
+    if root.finding.rank_evidence != "desynchronised" or target is None or root.finding.category not in (
+            "dist.collective_timeout", "dist.peer_or_store_failure"):
         return
     was = root.finding.entry_id
     root.entry = target
