@@ -300,6 +300,24 @@ def test_a_rank_that_lost_its_peer_in_another_collective_is_out_of_step():
     assert root.rank_reason.startswith("rank 1 was waiting in barrier when it failed, every other rank in all_reduce")
 
 
+def test_a_restarted_job_is_diagnosed_by_the_attempt_that_decides():
+    blind = TESTS / "blind"
+    # read folders: attempt 0 fails on rank 1 (a missing shard), attempt 1 on rank 3 (IndexError), a cause of its
+    # own: the last attempt decides, from the console log and from the --log-dir tree alike
+    for source in ("log.txt", "ranks"):
+        result = diagnose(str(blind / "test3" / "run3-torchrun-restart-diffrank" / source))
+        assert result.root_cause.rank == 3 and "IndexError" in result.root_cause.evidence.text
+        assert any(n.startswith("torchelastic restarted the job 1 time(s)") for n in result.notes)
+    # the restart itself failed (the ranks could not re-form the gloo group): the first attempt's cause decides
+    first = diagnose(str(DEV.parent / "dev2" / "run-torchrun-restart-raise" / "ranks")).root_cause
+    assert first.rank == 2 and "/attempt_0/" in first.evidence.file and "ValueError" in first.evidence.text
+    # attempt 1 trained to the end (only rank 0 logs steps): the job recovered, the failure is a warning
+    recovered = diagnose(str(blind / "test2" / "run-torchrun-restart-recover" / "log.txt"))
+    assert recovered.verdict is Verdict.WARNING and recovered.root_cause.rank == 1
+    assert "ValueError" in recovered.root_cause.evidence.text
+    assert any("it recovered" in n for n in recovered.notes)
+
+
 def test_a_detail_mismatch_report_names_the_rank_that_differs():
     label = json.loads((DEV / "run-mpspawn-mismatch-detail" / "label.json").read_text())
     root = diagnose(str(DEV / "run-mpspawn-mismatch-detail" / "log.txt")).root_cause

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from denpex.analyze import attribution, silence
+from denpex.analyze import attempts, attribution, silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
@@ -193,13 +193,6 @@ def _survived(cand: Candidate, reason: str) -> None:
     cand.finding.reason = reason
 
 
-_ATTEMPT = re.compile(r"[/\\]attempt_(\d+)[/\\]")
-
-
-def _attempt(file: str) -> int:
-    """The torchelastic restart a per-rank file belongs to (`.../attempt_1/3/stderr.log`); 0 otherwise."""
-    found = _ATTEMPT.search(file)
-    return int(found.group(1)) if found else 0
 
 
 def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
@@ -226,7 +219,7 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
         same_event = {f: [c for c in pool if c.event == first.event] for f, first in firsts.items()}
         best = {f: max(c.priority for c in group) for f, group in same_event.items()}
         # torchelastic's --log-dir keeps each restart in attempt_<N>/: an earlier attempt came first in time
-        file_rank = {f: (_attempt(f), -p) for f, p in best.items()}
+        file_rank = {f: (attempts.file_attempt(f), -p) for f, p in best.items()}
 
     def when(cand: Candidate) -> tuple[tuple[int, float], float, int]:
         ev = cand.finding.evidence
@@ -292,6 +285,19 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         _apply_details(cand)
     _follow_pointers(cands)
     _echoes(cands)
+    restarted, restart_note = attempts.earlier_attempts(cands)
+    for cand in restarted:
+        _survived(cand, "an earlier attempt: torchelastic restarted the workers, and the last attempt failed of "
+                        "another cause")
+    if restart_note:
+        notes.append(restart_note)
+    lived, recovery_note = attempts.recovered(cands, collection.progress)
+    for cand in lived:  # the job lived through them thanks to the restart: the cause is a warning, echoes context
+        cand.finding.fatal = False
+        cand.finding.role = Role.WARNING if cand.finding.role is Role.CAUSE else Role.CONTEXT
+        cand.finding.reason = "torchelastic restarted the workers after it, and the job trained on"
+    if recovery_note:
+        notes.append(recovery_note)
     _went_on_after(cands, collection)
     for cand in cands:
         if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:
