@@ -5,17 +5,17 @@
 #   bash tests/corpus/generators/gpu_store_barrier/run.sh OUTDIR
 set -u
 OUT="${1:?outdir}"
-HERE="$(cd "$(dirname "$0")" && pwd)"
+HERE="$(cd "$(dirname "$0")/../launchers/store_barrier" && pwd)"
 mkdir -p "$OUT"
 cd "$HERE"
 TORCH_DIST_INIT_BARRIER=1 timeout 180 torchrun --nproc-per-node 3 --master-port 29733 --tee 3 \
-  skip_new_group_nccl.py --skip-rank 2 --timeout 20 > "$OUT/log.txt" 2>&1
+  skip_new_group.py --backend nccl --skip-rank 2 --timeout 20 > "$OUT/log.txt" 2>&1
 echo "exit status $?" > "$OUT/status.txt"
-pkill -f skip_new_group_nccl.py || true
+pkill -f skip_new_group.py || true
 # the gloo variant on this machine's torch 2.11: the new group's rendezvous waits for rank 2's address key
 mkdir -p "$OUT/gloo"
 TORCH_DIST_INIT_BARRIER=1 timeout 150 torchrun --nproc-per-node 3 --master-port 29734 --tee 3 \
-  skip_new_group_gloo.py --skip-rank 2 --timeout 15 > "$OUT/gloo/log.txt" 2>&1
+  skip_new_group.py --skip-rank 2 --timeout 15 > "$OUT/gloo/log.txt" 2>&1
 echo "exit status $?" > "$OUT/gloo/status.txt"
-pkill -f skip_new_group_gloo.py || true
+pkill -f skip_new_group.py || true
 python -c 'import torch; print(torch.__version__)' > "$OUT/torch_version.txt"

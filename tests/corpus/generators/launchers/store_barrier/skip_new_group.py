@@ -1,7 +1,11 @@
-"""One rank never calls dist.new_group(): the others time out in the store-based barrier that new_group runs
-when TORCH_DIST_INIT_BARRIER=1 (torch.distributed._store_based_barrier).
+"""One rank never calls dist.new_group(): the others wait for it in the new group's set-up.
 
-    TORCH_DIST_INIT_BARRIER=1 torchrun --nproc-per-node 3 --tee 3 skip_new_group.py --skip-rank 2
+With gloo the new group's rendezvous waits for the missing rank's address key in the store; with NCCL (lazy
+communicators) and TORCH_DIST_INIT_BARRIER=1 the ranks wait in torch's store-based barrier
+(torch.distributed._store_based_barrier). `--backend nccl` runs three ranks on one GPU: no collective is made,
+so NCCL's duplicate-GPU check never fires.
+
+    TORCH_DIST_INIT_BARRIER=1 torchrun --nproc-per-node 3 --tee 3 skip_new_group.py --skip-rank 2 [--backend nccl]
 """
 
 import argparse
@@ -21,13 +25,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-rank", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=15)
+    parser.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
     args = parser.parse_args()
-    dist.init_process_group("gloo", timeout=timedelta(seconds=args.timeout))
+    if args.backend == "nccl":
+        torch.cuda.set_device(0)
+    dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
     log.info("rank %d of %d: process group ready (pid %d)", rank, world, os.getpid())
-    x = torch.ones(4)
-    dist.all_reduce(x)
-    log.info("rank %d: warm-up all_reduce gave %s", rank, x.tolist())
+    if args.backend == "gloo":
+        x = torch.ones(4)
+        dist.all_reduce(x)
+        log.info("rank %d: warm-up all_reduce gave %s", rank, x.tolist())
     if rank == args.skip_rank:
         log.info("rank %d: evaluation disabled, no eval group", rank)  # the bug: the group is made on some ranks
         time.sleep(args.timeout * 2)
