@@ -23,7 +23,12 @@ attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s train: %(message)s")
 log = logging.getLogger("train")
 
-dist.init_process_group("gloo", timeout=timedelta(seconds=20))
+# torch 2.13 + gloo: on a restart the agent's store still holds attempt 0's gloo addresses, and attempt 1's
+# connectFullMesh dials the dead workers ("Connect timeout"). Namespace the store per attempt to avoid that.
+store, _, _ = next(dist.rendezvous("env://", timeout=timedelta(seconds=20)))
+dist.init_process_group("gloo", store=dist.PrefixStore(f"attempt_{attempt}/", store),
+                        rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]),
+                        timeout=timedelta(seconds=20))
 rank, world = dist.get_rank(), dist.get_world_size()
 log.info("attempt %d: rank %d/%d initialized", attempt, rank, world)
 

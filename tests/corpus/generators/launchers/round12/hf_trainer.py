@@ -19,6 +19,10 @@ p.add_argument("--bad-rank", type=int, default=1)
 p.add_argument("--step", type=int, default=3)
 p.add_argument("--sleep", type=float, default=70.0)
 p.add_argument("--max-steps", type=int, default=8)
+# transformers 5.24: with use_cpu=True, TrainingArguments does not forward ddp_timeout to init_process_group
+# (the gloo PG keeps the 30 min default; a first try of the hang case just waited for the sleeper and finished).
+# --own-pg 1 creates the gloo process group first with timeout=ddp_timeout; accelerate then reuses it.
+p.add_argument("--own-pg", type=int, default=0)
 args = p.parse_args()
 
 RANK = int(os.environ.get("RANK", "0"))
@@ -63,11 +67,16 @@ class FaultCallback(TrainerCallback):
             time.sleep(args.sleep)                          # induced: silent stall past ddp_timeout
 
 
+if args.own_pg:
+    from datetime import timedelta
+    import torch.distributed as dist
+    dist.init_process_group("gloo", timeout=timedelta(seconds=20))
+
 cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                  intermediate_size=64, max_position_embeddings=32, num_labels=2)
 torch.manual_seed(0)
 model = BertForSequenceClassification(cfg)
-out = tempfile.mkdtemp(prefix=f"hfjob_r{RANK}_")
+out = tempfile.mkdtemp(prefix=f"hfjob_r{RANK}_", dir=".")   # Trainer output_dir under the job dir
 targs = TrainingArguments(output_dir=out, use_cpu=True, ddp_backend="gloo", report_to=[], logging_steps=1,
                           per_device_train_batch_size=8, max_steps=args.max_steps, learning_rate=1e-3,
                           save_strategy="no", ddp_timeout=20, dataloader_num_workers=0, disable_tqdm=True)
