@@ -24,10 +24,10 @@ FLOORS = {
     # round 2 (collected 2026-12-01, seed 20261202): test2 was never tuned on, its misses were not read
     "dev2": {"category": 0.96, "decisive_line": 0.96, "rank": 0.95, "verdict": 1.00},
     # test2 and test3 were read on 2026-12-02 (rounds 5-7 are the blind ones now): rank 18->21/23 and 17->19/22
-    "test2": {"category": 0.93, "decisive_line": 0.93, "rank": 0.95, "verdict": 0.95},
+    "test2": {"category": 0.93, "decisive_line": 0.93, "rank": 0.95, "verdict": 0.96},
     # round 3 (collected 2026-12-01, seed 20261203): test3 was scored by totals only, never tuned on
     "dev3": {"category": 0.98, "decisive_line": 0.98, "rank": 0.94, "verdict": 1.00},
-    "test3": {"category": 0.98, "decisive_line": 0.91, "rank": 0.90, "verdict": 1.00},
+    "test3": {"category": 0.98, "decisive_line": 0.92, "rank": 0.95, "verdict": 1.00},
     # round 4 (12 real H200 runs, 2026-12-01, held out whole: no dev half): scored by totals only
     "test4": {"category": 1.00, "decisive_line": 0.91, "rank": 1.00, "verdict": 1.00},
     # round 5 (36 public threads collected 2026-12-01 after that session's changes, held out whole)
@@ -52,6 +52,9 @@ FLOORS = {
     # round 11 (18 real launcher runs, torch 2.13, held out whole): scored once blind, 16/18 16/18 16/18 18/18
     # (15/18 rank at the session's start); then read, two general mechanisms from it (README)
     "test11": {"category": 1.00, "decisive_line": 0.94, "rank": 0.94, "verdict": 1.00},
+    # round 12 (15 real runs: HF Trainer, Lightning, torchelastic restarts..., held out whole): scored once, blind,
+    # after this session's changes: 15/15 15/15 14/15 14/15 (at the session's start 14/15 12/15 11/15 13/15)
+    "test12": {"category": 1.00, "decisive_line": 1.00, "rank": 0.93, "verdict": 0.93},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -95,7 +98,7 @@ def test_rates_hold_their_floor(half, check):
 KNOWN_NOT_CLEAN: dict[str, int] = {}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
-                    "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0}  # rounds 9-11: failures mostly
+                    "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0}  # 9-12: failures
 
 
 def test_healthy_logs_are_all_clean(half):
