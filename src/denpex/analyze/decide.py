@@ -193,6 +193,20 @@ def _survived(cand: Candidate, reason: str) -> None:
     cand.finding.reason = reason
 
 
+def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
+    """torchelastic restarts (analyze.attempts): the attempts that do not decide are lived through; notes."""
+    notes: list[str] = []
+    restarted, restart_note = attempts.earlier_attempts(cands)
+    for cand in restarted:
+        _survived(cand, "an earlier attempt: torchelastic restarted the workers, and the last attempt failed of "
+                        "another cause")
+    lived, recovery_note = attempts.recovered(cands, collection.progress)
+    for cand in lived:  # the job lived through them thanks to the restart: the cause is a warning, echoes context
+        cand.finding.fatal = False
+        cand.finding.role = Role.WARNING if cand.finding.role is Role.CAUSE else Role.CONTEXT
+        cand.finding.reason = "torchelastic restarted the workers after it, and the job trained on"
+    notes.extend(note for note in (restart_note, recovery_note) if note)
+    return notes
 
 
 def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
@@ -285,19 +299,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         _apply_details(cand)
     _follow_pointers(cands)
     _echoes(cands)
-    restarted, restart_note = attempts.earlier_attempts(cands)
-    for cand in restarted:
-        _survived(cand, "an earlier attempt: torchelastic restarted the workers, and the last attempt failed of "
-                        "another cause")
-    if restart_note:
-        notes.append(restart_note)
-    lived, recovery_note = attempts.recovered(cands, collection.progress)
-    for cand in lived:  # the job lived through them thanks to the restart: the cause is a warning, echoes context
-        cand.finding.fatal = False
-        cand.finding.role = Role.WARNING if cand.finding.role is Role.CAUSE else Role.CONTEXT
-        cand.finding.reason = "torchelastic restarted the workers after it, and the job trained on"
-    if recovery_note:
-        notes.append(recovery_note)
+    notes.extend(_restarts(cands, collection))
     _went_on_after(cands, collection)
     for cand in cands:
         if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:
