@@ -157,10 +157,11 @@ def test_an_autotuning_choice_that_fails_and_is_ignored_is_a_warning():
     ("(VllmWorker TP1 pid=409) ERROR 09-14 03:15:31 [multiproc_executor.py:596] RuntimeError: CUDA error", 1, None),
     ("[RANK 2] loss 0.5", 2, None),
     ("3: [rank3]: KeyError: 'x'", 3, None),  # srun --label over torch's own prefix
-    # ProcessGroupNCCL's prefix in a what() (dev9 gh-sglang-8296) and its 2.2-2.3 form (dev-extra gh-distrifuser-6)
-    ("  what():  [PG ID 2 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception: CUDA error: "
-     "an illegal memory access was encountered", 1, None),
+    # ProcessGroupNCCL's prefix of the default group (dev-extra gh-distrifuser-6's 2.2-2.3 form, and 2.4+'s)
     ("[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated", 1, None),
+    ("[E1120 ProcessGroupNCCL.cpp:1316] [PG ID 0 PG GUID 0(default_pg) Rank 3] Heartbeat monitor", 3, None),
+    # another group's prefix names a rank within that group, not the job's (dev9 gh-sglang-8296)
+    ("  what():  [PG ID 2 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception", None, None),
 ])
 def test_launcher_prefixes_name_the_rank(text, rank, host):
     head = parse(text)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from denpex.analyze.collect import Candidate, named_rank
-from denpex.analyze.rank_state import StreamProgress
+from denpex.analyze.collect import Candidate
+from denpex.analyze.rank_state import DONE, StreamProgress
 from denpex.model import Role
 
 _ATTEMPT_DIR = re.compile(r"[/\\]attempt_(\d+)[/\\]")
@@ -34,7 +34,7 @@ def file_attempt(file: str) -> int:
 def _own_line(cand: Candidate) -> bool:
     """A rank's own failure (its prefix says whose), not a launcher's line or its summary quoting a rank."""
     launcher = cand.entry is not None and cand.entry.layer == "launcher"
-    return cand.finding.fatal and not launcher and named_rank(cand.finding.fields) is None
+    return cand.finding.fatal and not launcher and "rank" not in cand.finding.fields  # the summary sets `rank`
 
 
 def _console_attempts(cands: list[Candidate]) -> dict[int, int]:
@@ -51,6 +51,9 @@ def _console_attempts(cands: list[Candidate]) -> dict[int, int]:
         boundaries = [end for end in ends
                       if any(_own_line(c) and c.finding.evidence.seq > end and c.finding.evidence.rank is not None
                              for c in group)]
+        # one record per failed local rank: records with no rank's failure between them end the same attempt
+        boundaries = [end for k, end in enumerate(boundaries) if k == 0 or any(
+            _own_line(c) and boundaries[k - 1] < c.finding.evidence.seq < end for c in group)]
         for cand in group:
             attempt[id(cand)] = sum(1 for end in boundaries if cand.finding.evidence.seq > end)
     return attempt
@@ -83,7 +86,7 @@ def earlier_attempts(cands: list[Candidate]) -> tuple[list[Candidate], str | Non
 
 def recovered(cands: list[Candidate], progress: StreamProgress) -> tuple[list[Candidate], str | None]:
     """(the failures a restart recovered from, a note): after the agent's record of a failed attempt, nothing
-    failed again and the job trained on (any rank: the whole group restarts, often only rank 0 logs)."""
+    failed again and the job trained to its end (any rank: the whole group restarts, often only rank 0 logs)."""
     for end in sorted((c for c in cands if c.entry is not None and c.entry.layer == "launcher"
                        and _AGENT_FAILED in c.finding.evidence.text),
                       key=lambda c: c.finding.evidence.seq, reverse=True):
@@ -91,7 +94,9 @@ def recovered(cands: list[Candidate], progress: StreamProgress) -> tuple[list[Ca
         if any(c.finding.fatal and c.finding.evidence.file == ev.file and c.finding.evidence.seq > ev.seq
                for c in cands):
             continue  # something failed after it: a later attempt failed, or this is the job's end
-        later = [(seq, line) for (file, _), (seq, line) in progress.last.items() if file == ev.file and seq > ev.seq]
+        # the end of training after it (`training finished`): a rank's last step lines flushed late are no restart
+        later = [(seq, line) for stream, (seq, line) in progress.last.items()
+                 if stream[0] == ev.file and seq > ev.seq and progress.steps.get(stream) == DONE]
         if not later:
             return [], None
         line = max(later)[1]

@@ -49,6 +49,7 @@ def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
 
 # the torch.distributed call a traceback was in (`distributed_c10d.py", line 5356, in barrier`); DDP's gradient
 # all_reduce runs from C++ under `backward`, with no such frame
+_POINT_TO_POINT = {"send", "recv", "isend", "irecv", "batch_isend_irecv", "_coalescing_manager"}
 _C10D_FRAME = re.compile(r'distributed_c10d\.py"?, line \d+, in (\w+)')
 _BACKWARD_FRAME = re.compile(r"[/\\]torch[/\\](?:_tensor|autograd[/\\]__init__)\.py\"?, line \d+, in backward")
 
@@ -61,6 +62,8 @@ def _collectives_of(cand: Candidate) -> tuple[str | None, str | None]:
     frames = cand.block.frames if cand.block is not None else []
     calls = [m.group(1) for m in map(_C10D_FRAME.search, frames) if m]
     call = calls[-1] if calls else None
+    if call in _POINT_TO_POINT:  # a pipeline's ranks send and receive by design: no collective to compare
+        call = None
     if call is None and any(_BACKWARD_FRAME.search(frame) for frame in frames):
         call = "backward (DDP's gradient all_reduce)"
     op = cand.finding.fields.get("op")
@@ -234,7 +237,7 @@ def _spawned_world(cands: list[Candidate]) -> int | None:
     it (spawn terminates all the children still alive; a hang leaves them all alive)."""
     failed = {named_rank(c.finding.fields) for c in cands if c.entry is not None and c.entry.layer == "launcher"
               and "terminated with the following error" in c.finding.evidence.text}
-    torn_down = {str(c.finding.fields.get("pid")) for c in cands if c.entry is not None
+    torn_down = {str(c.finding.fields["pid"]) for c in cands if c.entry is not None and "pid" in c.finding.fields
                  and c.entry.layer == "launcher" and _SPAWN_TEARDOWN in c.finding.evidence.text}
     failed.discard(None)
     return len(failed) + len(torn_down) if failed and torn_down else None

@@ -298,12 +298,12 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         _apply_refinements(cand, catalog)
         _apply_details(cand)
     _follow_pointers(cands)
-    _echoes(cands)
     notes.extend(_restarts(cands, collection))
     _went_on_after(cands, collection)
     for cand in cands:
         if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:
             _survived(cand, "its log record says the error was handled (a choice skipped, a fallback taken)")
+    _echoes(cands)  # after the errors the job lived through stopped being fatal: an abort does not echo those
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
         silence.promote_bare_exits(cands)
         quiet = silence.silent_rank(cands, collection, catalog)

@@ -25,7 +25,7 @@ _PROGRESS = re.compile(
     r"\b(?:[Ss]tep|[Ii]ter(?:ation)?|[Ee]poch)\b[\s=:#\[]*(?P<step>\d+)"
     r"|\b(?:[Tt]raining (?:complete|completed|finished|done)|[Ff]inished training|`Trainer\.fit` stopped)\b"
 )
-_DONE = 1 << 30  # the end of training counts as a step past any other
+DONE = 1 << 30  # the end of training counts as a step past any other
 
 
 @dataclass
@@ -46,7 +46,7 @@ class StreamProgress:
         found = _PROGRESS.search(body)
         if found:
             stream = (line.file, line.rank)
-            step = int(found.group("step")) if found.group("step") else _DONE
+            step = int(found.group("step")) if found.group("step") else DONE
             self.steps[stream] = max(step, self.steps.get(stream, -1))
             self.last[stream] = (line.seq, line.number)
 

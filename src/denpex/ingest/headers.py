@@ -78,12 +78,12 @@ _VLLM = re.compile(
 )
 _NCCL = re.compile(r"^(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<lrank>\d+)\] NCCL ")
 _COMPILE_ID = re.compile(r"^\[(?P<cid>!?\d+/\d+(?:/\d+)?(?:_\d+)?)\]\s?")
-# ProcessGroupNCCL's log prefix names the rank that printed it: `[Rank 1]` (torch < 2.2), `[PG 0 Rank 1]`
-# (2.2-2.3), `[PG ID 2 PG GUID 3(tp) Rank 1]` (2.4+); in a group other than the default one it is the rank
-# within that group, as `[Rank 1]` always was
+# ProcessGroupNCCL's log prefix names the rank that printed it: `[PG 0 Rank 1]` (torch 2.2-2.3), `[PG ID 0 PG GUID
+# 0(default_pg) Rank 1]` (2.4+). Only the default group's rank is the job's rank; in another group (`[PG ID 2 PG GUID
+# 3(tp) Rank 1]`) it is the rank within that group, so those give none
 _RANK_IN_BODY = re.compile(
     r"\[(?:Rank|rank|RANK)[\s:=]?\s?(?P<rank>\d+)\]|\bglobal rank (?P<grank>\d+)\b|\brank(?P<r2>\d+)\]"
-    r"|\[PG (?:ID )?\w+(?: PG GUID [^\]]{0,80}?)? Rank (?P<pgrank>\d+)\]"
+    r"|\[PG (?:ID )?0(?: PG GUID 0(?:\(default_pg\))?| \(default_pg\))? Rank (?P<pgrank>\d+)\]"
     r"|^(?:Rank|RANK|rank)[\s:=]\s?(?P<lead>\d+)\s?[:|\]-]"  # a logging format that starts with the rank
 )
 
