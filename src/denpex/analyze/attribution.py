@@ -229,14 +229,17 @@ def _waited_for(cands: list[Candidate], collection: Collection,
 _RING_CONTEXT = 40  # lines before a timeout report searched for the collective it was in (its traceback)
 
 
-_SPAWN_TEARDOWN = "Terminating process"  # mp.spawn, once a child failed: `Terminating process 4600 via signal SIGTERM`
+# torch.multiprocessing.spawn: the failed child's header (`-- Process 2 terminated with the following error:`) and,
+# once a child failed, its teardown of the others (`Terminating process 4600 via signal SIGTERM`)
+SPAWN_HEADER = "terminated with the following error"
+_SPAWN_TEARDOWN = "Terminating process"
 
 
 def _spawned_world(cands: list[Candidate]) -> int | None:
     """An mp.spawn job's size when it printed none: the failed process plus every process spawn tore down after
     it (spawn terminates all the children still alive; a hang leaves them all alive)."""
     failed = {named_rank(c.finding.fields) for c in cands if c.entry is not None and c.entry.layer == "launcher"
-              and "terminated with the following error" in c.finding.evidence.text}
+              and SPAWN_HEADER in c.finding.evidence.text}
     torn_down = {str(c.finding.fields["pid"]) for c in cands if c.entry is not None and "pid" in c.finding.fields
                  and c.entry.layer == "launcher" and _SPAWN_TEARDOWN in c.finding.evidence.text}
     failed.discard(None)
@@ -245,8 +248,8 @@ def _spawned_world(cands: list[Candidate]) -> int | None:
 
 def _absent_from_barrier(root: Candidate, cands: list[Candidate],
                          collection: Collection) -> tuple[int, str, str] | None:
-    """A store barrier that timed out says how many ranks joined (`world_size=4, num_workers_joined=3`): when
-    exactly as many ranks as are missing are absent from the whole log, they are the ones that never arrived."""
+    """A store barrier that timed out says how many ranks joined (`world_size=4, num_workers_joined=3`): the one
+    rank missing from its reporters when all that joined reported, else the one rank absent from the whole log."""
     fields = root.finding.fields
     try:
         world, joined = int(str(fields["world_size"])), int(str(fields["joined"]))

@@ -270,7 +270,6 @@ def _global_ranks(cands: list[Candidate], collection: Collection) -> None:
         cand.finding.evidence = replace(cand.finding.evidence, rank=rank)
 
 
-_SPAWN_HEADER = "terminated with the following error"  # torch.multiprocessing.spawn: `-- Process 2 terminated ...`
 _SPAWN_REACH = 3  # lines from that header to the `Traceback` it introduces
 
 
@@ -278,7 +277,7 @@ def _spawned_tracebacks(cands: list[Candidate]) -> None:
     """mp.spawn prints a failed process's own traceback under `-- Process N terminated with the following
     error:`; its lines carry no prefix, yet they are process N's output (spawn's process index is its rank)."""
     headers = [c for c in cands if c.entry is not None and c.entry.layer == "launcher"
-               and _SPAWN_HEADER in c.finding.evidence.text and named_rank(c.finding.fields) is not None]
+               and attribution.SPAWN_HEADER in c.finding.evidence.text and named_rank(c.finding.fields) is not None]
     for header in headers:
         ev = header.finding.evidence
         rank = named_rank(header.finding.fields)
