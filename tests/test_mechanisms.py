@@ -734,3 +734,25 @@ def test_a_long_message_phrase_stands_alone_when_its_regex_misses():
     assert not distinctive("No such file or directory: '") and not distinctive("out of memory")
     root = _root_of(BLIND / "test2" / "gh-sglang-3424" / "log.txt")
     assert root is not None and root.category == "dist.collective_timeout" and root.confidence != "high"
+
+
+def test_gloos_size_check_names_the_ring_peer_that_sent_the_message():
+    """gloo's ring all_reduce has rank r receive from r+1: rank 1's size check (`512 vs 4`) rejected a message of
+    rank 2, and the report says that either of the two called a different collective (real torchrun run, rank 2
+    all_reduced 1,024 elements where the others reduced 1)."""
+    report = diagnose(str(TESTS / "blind" / "test" / "run-torchrun-mismatch" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.entry_id == "collective-mismatch"
+    assert (root.rank, root.fields["check"], root.fields["sent_bytes"], root.fields["expected_bytes"]) == (
+        1, "preamble", "512", "4")
+    assert root.fields["peer_rank"] == "2"
+    assert "rank 2 sent the oversized message" in root.rank_reason
+    assert "one of ranks 1 and 2" in root.rank_reason
+
+
+def test_a_report_about_a_peer_without_a_rank_names_no_peer():
+    """The same check on a line with no rank (mp.spawn's std::terminate output) gives no guessed peer."""
+    report = diagnose(str(TESTS / "blind" / "test" / "run-mpspawn-mismatch" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.entry_id == "collective-mismatch"
+    assert "peer_rank" not in root.fields

@@ -400,7 +400,8 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             )
         else:
             finding.rank_evidence = "own_output"
-            finding.rank_reason = "the decisive line is this rank's own output"
+            finding.rank_reason = "the decisive line is this rank's own output" + _message_peer(root, cands,
+                                                                                                 collection)
         return
     # neighbours decide only through ranked lines of the same file (and process, where lines say): lines without
     # a rank are no evidence for any rank
@@ -416,6 +417,26 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         )
         return
     _agent_hint(finding, cands)
+
+
+def _message_peer(root: Candidate, cands: list[Candidate], collection: Collection) -> str:
+    """'; rank P sent ...' when the catalog says whose data the report is about (entry.message_peer) and the
+    world size is known; the peer also lands in the finding's fields (`peer_rank`)."""
+    finding = root.finding
+    peer = root.entry.message_peer if root.entry is not None else None
+    rank = finding.evidence.rank
+    if peer is None or rank is None:
+        return ""
+    offset = peer.offsets.get(str(finding.fields.get(peer.field, "")))
+    size = collection.world_size if collection.world_size is not None else _spawned_world(cands)
+    if size is None and collection.ranks:  # no printed size: the ranks the job's lines show
+        size = max(collection.ranks) + 1
+    if offset is None or size is None or size <= max(rank, 1):
+        return ""
+    sender = (rank + offset) % size
+    finding.fields["peer_rank"] = str(sender)
+    return (f"; rank {sender} {peer.says}: one of ranks {min(rank, sender)} and {max(rank, sender)} called a "
+            "different collective, and the log does not say which")
 
 
 def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:

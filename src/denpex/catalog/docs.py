@@ -41,6 +41,11 @@ def entry_markdown(entry: Entry) -> str:
         peers = ", ".join(f"`{op}`: rank {offset:+d}" for op, offset in ring.offsets.items())
         out += ["", f"Initiating rank: the peer a report waited on, by its `{ring.field}` ({peers}, modulo the world "
                 f"size), when the lines before it match `{ring.collective}`."]
+    if entry.message_peer:
+        peer = entry.message_peer
+        peers = ", ".join(f"`{check}`: rank {offset:+d}" for check, offset in peer.offsets.items())
+        out += ["", f"The report also names the peer that {peer.says}, by its `{peer.field}` ({peers}, modulo the "
+                "world size): either that peer or the reporting rank is the culprit."]
     if entry.echo_of_earlier_error:
         out += ["", "After a fatal error of its own process (same file and rank) it is that error's echo: collateral, "
                 "never the root cause."]

@@ -114,7 +114,7 @@ def load(directory: str | None = None) -> Catalog:
 # the nested dataclasses of an entry, by field: rebuilt from the cache's plain JSON (data, never code)
 _NESTED = {"signatures": schema.Signature, "details": schema.Detail, "refinements": schema.Refinement,
            "siblings": schema.Sibling, "fixtures": schema.Fixture}
-_NESTED_ONE = {"ring_peer": schema.RingPeer}  # optional single tables
+_NESTED_ONE = {"ring_peer": schema.RingPeer, "message_peer": schema.MessagePeer}  # optional single tables
 
 
 def _rebuilt(cls: type, data: dict[str, Any]) -> Any:

@@ -153,6 +153,21 @@ class RingPeer:
 
 
 @dataclass(frozen=True)
+class MessagePeer:
+    """The peer whose data a report is about, though the report names no rank.
+
+    gloo's size check (`op.preamble.length <= op.nbytes. 512 vs 4`) fails on the rank that *received* a message
+    larger than it expected; in gloo's ring all_reduce rank r receives from r+1. Either the receiver or that
+    sender called a different collective, and the log cannot tell which: the report names both.
+    """
+
+    __pydantic_config__ = _STRICT
+    field: str  # the finding's field that names the check (`check`)
+    offsets: dict[str, int]  # check -> the sending peer's offset from the reporting rank, modulo the world size
+    says: str  # what the peer did, for the report (`sent the oversized message`)
+
+
+@dataclass(frozen=True)
 class Sibling:
     __pydantic_config__ = _STRICT
     id: str
@@ -208,6 +223,7 @@ class Entry:
     fixtures: list[Fixture] = field(default_factory=list)
     graph_break_ids: list[str] = field(default_factory=list)
     ring_peer: RingPeer | None = None  # for reports of a wait: which peer the reporting rank waited on
+    message_peer: MessagePeer | None = None  # for reports about a peer's data: which peer sent it
     references: list[str] = field(default_factory=list)
 
     def verify_shown(self, command: str = YOUR_COMMAND, log: str = SAVED_LOG) -> str:
