@@ -14,9 +14,18 @@ export PATH="$VENV/bin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CO
 mkdir -p "$JOB/out" "$JOB/logs" "$POOL"
 cp "$HERE"/*.py "$HERE"/*.sh "$JOB/"
 
-# kill (by pid) every process still carrying R13TAG=<id> in its environment
+tagged() {   # pids of live processes carrying R13TAG=<id> in their environment
+  local p
+  for p in /proc/[0-9]*; do
+    tr "\\0" "\\n" 2>/dev/null < "$p/environ" | grep -qx "R13TAG=$1" && echo "${p#/proc/}"
+  done
+}
+
+# give processes still carrying R13TAG=<id> up to 30 s to exit on their own (their output still lands in the
+# log), then kill (by pid) whatever is left
 cleanup_tag() {
-  local tag=$1 p
+  local tag=$1 p i
+  for i in $(seq 30); do [ -z "$(tagged "$tag")" ] && return; sleep 1; done
   for p in /proc/[0-9]*; do
     if tr "\\0" "\\n" 2>/dev/null < "$p/environ" | grep -qx "R13TAG=$tag"; then
       kill -9 "${p#/proc/}" 2>/dev/null && echo "  killed leftover pid ${p#/proc/} ($tag)"
@@ -40,7 +49,7 @@ run_case() {
   (cd "$JOB" && R13TAG=$id timeout -k 5 150 "$@" > "$out" 2>&1); local rc=$?
   echo "  rc=$rc  $((SECONDS - t0))s"
   echo "$rc" > "$JOB/out/$id.rc"
-  sleep 1; cleanup_tag "$id"
+  cleanup_tag "$id"
   rewrite "$JOB/out/$id.log" > "$POOL/$id/log.txt"
   if [ "$kind" = logdir ]; then
     local top; top=$(ls -d "$JOB/logs/$id"/*/ | head -1)
