@@ -420,8 +420,9 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
 
 
 def _message_peer(root: Candidate, cands: list[Candidate], collection: Collection) -> str:
-    """'; rank P sent ...' when the catalog says whose data the report is about (entry.message_peer) and the
-    world size is known; the peer also lands in the finding's fields (`peer_rank`)."""
+    """'; rank P sent ...' when the catalog says whose data the report is about (entry.message_peer): modulo the
+    printed world size, else mp.spawn's, else the ranks the log shows (a note beside the named rank, which stays the
+    reporter's; a last rank that never printed would be missed); the peer also lands in the fields (`peer_rank`)."""
     finding = root.finding
     peer = root.entry.message_peer if root.entry is not None else None
     rank = finding.evidence.rank
