@@ -55,6 +55,10 @@ FLOORS = {
     # round 12 (15 real runs: HF Trainer, Lightning, torchelastic restarts..., held out whole): scored once, blind,
     # after this session's changes: 15/15 15/15 14/15 14/15 (at the session's start 14/15 12/15 11/15 13/15)
     "test12": {"category": 1.00, "decisive_line": 1.00, "rank": 0.93, "verdict": 0.93},
+    # round 13 (17 real launcher runs, torch 2.13): scored whole once, blind, before the split (16/17 17/17 17/17
+    # 17/17); split with seed 20261213; test13 by totals only
+    "dev13": {"category": 0.88, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test13": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -62,13 +66,13 @@ def half(request):
     return request.param, evaluate([str(BLIND / request.param)])
 
 
-@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10"])
+@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
-    least = {"7": 20, "9": 10, "10": 10}.get(suffix, 60)
+    least = {"7": 20, "9": 10, "10": 10, "13": 8}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -98,7 +102,8 @@ def test_rates_hold_their_floor(half, check):
 KNOWN_NOT_CLEAN: dict[str, int] = {}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
-                    "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0}  # 9-12: failures
+                    "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
+                    "dev13": 0, "test13": 0}  # 9-13: failures
 
 
 def test_healthy_logs_are_all_clean(half):
