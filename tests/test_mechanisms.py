@@ -736,23 +736,44 @@ def test_a_long_message_phrase_stands_alone_when_its_regex_misses():
     assert root is not None and root.category == "dist.collective_timeout" and root.confidence != "high"
 
 
-def test_gloos_size_check_names_the_ring_peer_that_sent_the_message():
+def test_gloos_size_check_names_the_silent_ring_peer_that_sent_the_message():
     """gloo's ring all_reduce has rank r receive from r+1: rank 1's size check (`512 vs 4`) rejected a message of
-    rank 2, and the report says that either of the two called a different collective (real torchrun run, rank 2
-    all_reduced 1,024 elements where the others reduced 1)."""
+    rank 2. Rank 2 then printed no error while rank 0 lost its connection: it was stuck in its own (bigger)
+    all_reduce, the odd one (real torchrun run, rank 2 all_reduced 1,024 elements where the others reduced 1)."""
     report = diagnose(str(TESTS / "blind" / "test" / "run-torchrun-mismatch" / "log.txt"))
     root = report.root_cause
     assert root is not None and root.entry_id == "collective-mismatch"
-    assert (root.rank, root.fields["check"], root.fields["sent_bytes"], root.fields["expected_bytes"]) == (
+    assert (root.evidence.rank, root.fields["check"], root.fields["sent_bytes"], root.fields["expected_bytes"]) == (
         1, "preamble", "512", "4")
-    assert root.fields["peer_rank"] == "2"
-    assert "rank 2 sent the oversized message" in root.rank_reason
-    assert "one of ranks 1 and 2" in root.rank_reason
+    assert (root.rank, root.rank_evidence, root.fields["peer_rank"]) == (2, "silent", "2")
+    assert "rank 2 sent the oversized message" in root.rank_reason and "rank(s) 0 lost" in root.rank_reason
 
 
-def test_a_report_about_a_peer_without_a_rank_names_no_peer():
-    """The same check on a line with no rank (mp.spawn's std::terminate output) gives no guessed peer."""
+def test_the_silent_ring_peer_is_found_in_per_rank_files_too():
+    """torchrun --log-dir: rank 0's stderr holds the abort, rank 1's stderr is empty, rank 2's says its peer reset."""
+    report = diagnose(str(TESTS / "blind" / "test" / "run-torchrun-logdir-mismatch" / "ranks"))
+    root = report.root_cause
+    assert root is not None and root.entry_id == "collective-mismatch"
+    assert (root.evidence.rank, root.rank, root.rank_evidence) == (0, 1, "silent")
+
+
+def test_a_ring_peer_that_reported_the_loss_leaves_the_aborting_rank():
+    """Rank 0 issued an extra all_reduce: it received rank 1's gradient message, too big for its own, and aborted;
+    rank 1 reported the reset connection like rank 3, so it was in step (real torchrun run). The unprefixed abort
+    is rank 0's: the launcher saw rank 0 alone exit with -6 (SIGABRT)."""
+    report = diagnose(str(TESTS / "corpus" / "generated" / "gen-dist-rank0-size-mismatch" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.entry_id == "collective-mismatch"
+    assert root.evidence.rank is None
+    assert (root.rank, root.rank_evidence, root.fields["peer_rank"]) == (0, "named_in_message", "1")
+    assert "SIGABRT" in root.rank_reason and "rank 1 reported the loss" in root.rank_reason
+
+
+def test_mp_spawns_sigabrt_report_names_the_aborting_process():
+    """mp.spawn: `process 1 terminated with signal SIGABRT` makes the unprefixed gloo abort process 1's; spawn's
+    teardown of the two others sizes the ring (peer 2); no third rank spoke, so silence decides nothing."""
     report = diagnose(str(TESTS / "blind" / "test" / "run-mpspawn-mismatch" / "log.txt"))
     root = report.root_cause
     assert root is not None and root.entry_id == "collective-mismatch"
-    assert "peer_rank" not in root.fields
+    assert (root.rank, root.fields["peer_rank"]) == (1, "2")
+    assert "one of ranks 1 and 2" in root.rank_reason and "does not say which" in root.rank_reason

@@ -233,13 +233,15 @@ _RING_CONTEXT = 40  # lines before a timeout report searched for the collective 
 # once a child failed, its teardown of the others (`Terminating process 4600 via signal SIGTERM`)
 SPAWN_HEADER = "terminated with the following error"
 _SPAWN_TEARDOWN = "Terminating process"
+# ... and its report of a child that ended without a Python error (`process 1 terminated with signal SIGABRT`)
+_SPAWN_EXIT = re.compile(r"process \d+ terminated with (?:signal|exit code)")
 
 
 def _spawned_world(cands: list[Candidate]) -> int | None:
     """An mp.spawn job's size when it printed none: the failed process plus every process spawn tore down after
     it (spawn terminates all the children still alive; a hang leaves them all alive)."""
     failed = {named_rank(c.finding.fields) for c in cands if c.entry is not None and c.entry.layer == "launcher"
-              and SPAWN_HEADER in c.finding.evidence.text}
+              and (SPAWN_HEADER in c.finding.evidence.text or _SPAWN_EXIT.search(c.finding.evidence.text))}
     torn_down = {str(c.finding.fields["pid"]) for c in cands if c.entry is not None and "pid" in c.finding.fields
                  and c.entry.layer == "launcher" and _SPAWN_TEARDOWN in c.finding.evidence.text}
     failed.discard(None)
@@ -400,8 +402,18 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             )
         else:
             finding.rank_evidence = "own_output"
-            finding.rank_reason = "the decisive line is this rank's own output" + _message_peer(root, cands,
-                                                                                                 collection)
+            finding.rank_reason = "the decisive line is this rank's own output"
+            _message_peer(root, cands, collection, finding.evidence.rank)
+        return
+    aborted = _aborted_rank(root, cands, collection)
+    if aborted is not None:
+        finding.initiating_rank = aborted
+        finding.rank_unknown = False
+        finding.rank_evidence = "named_in_message"
+        finding.rank_reason = (
+            f"the abort report has no rank (the C++ runtime writes it straight to stderr); the launcher saw rank "
+            f"{aborted} alone die of SIGABRT, which is how that report ends a process")
+        _message_peer(root, cands, collection, aborted)
         return
     # neighbours decide only through ranked lines of the same file (and process, where lines say): lines without
     # a rank are no evidence for any rank
@@ -419,25 +431,71 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     _agent_hint(finding, cands)
 
 
-def _message_peer(root: Candidate, cands: list[Candidate], collection: Collection) -> str:
-    """'; rank P sent ...' when the catalog says whose data the report is about (entry.message_peer): modulo the
-    printed world size, else mp.spawn's, else the ranks the log shows (a note beside the named rank, which stays the
-    reporter's; a last rank that never printed would be missed); the peer also lands in the fields (`peer_rank`)."""
+def _message_peer(root: Candidate, cands: list[Candidate], collection: Collection, rank: int) -> None:
+    """Name the peer whose data the report is about (entry.message_peer) beside the reporter, and name it as the
+    culprit when it went silent.
+
+    The peer is the reporter's rank plus the catalog's offset, modulo the printed world size, else mp.spawn's, else
+    the ranks the log shows (a last rank that never printed would be missed); it lands in the fields
+    (`peer_rank`). Either rank may have called the other collective: the reporter received more than it asked
+    for, or the peer sent more than the others. Silence tells them apart: a peer that printed no error of its
+    own while a third rank reported losing its connection was stuck in a collective of its own, the odd one;
+    a peer that reported the loss like the rest was in step with them, and the reporter is the odd one.
+    """
     finding = root.finding
     peer = root.entry.message_peer if root.entry is not None else None
-    rank = finding.evidence.rank
-    if peer is None or rank is None:
-        return ""
+    if peer is None:
+        return
     offset = peer.offsets.get(str(finding.fields.get(peer.field, "")))
     size = collection.world_size if collection.world_size is not None else _spawned_world(cands)
     if size is None and collection.ranks:  # no printed size: the ranks the job's lines show
         size = max(collection.ranks) + 1
     if offset is None or size is None or size <= max(rank, 1):
-        return ""
+        return
     sender = (rank + offset) % size
     finding.fields["peer_rank"] = str(sender)
-    return (f"; rank {sender} {peer.says}: one of ranks {min(rank, sender)} and {max(rank, sender)} called a "
-            "different collective, and the log does not say which")
+    speaking = _ranks_with_own_errors(cands)
+    others = sorted(speaking - {rank, sender})
+    if sender not in speaking and others:
+        finding.initiating_rank = sender
+        finding.rank_evidence = "silent"
+        finding.rank_reason = (
+            f"rank {rank} reported the bad message; rank {sender} {peer.says} and then printed no error of its "
+            f"own while rank(s) {span(others)} lost their connection: it was stuck in a collective the others "
+            "did not call")
+        return
+    finding.rank_reason += (
+        f"; rank {sender} {peer.says}: one of ranks {min(rank, sender)} and {max(rank, sender)} called a different "
+        "collective" + (f", and rank {sender} reported the loss like the others, so it was in step with them"
+                        if sender in speaking else ", and the log does not say which"))
+
+
+def _ranks_with_own_errors(cands: list[Candidate]) -> set[int]:
+    """Ranks that printed a fatal error of their own (a launcher's report about a rank is not the rank's own)."""
+    return {c.finding.evidence.rank for c in cands
+            if c.finding.fatal and c.finding.evidence.rank is not None and c.finding.role is not Role.WRAPPER
+            and not (c.entry is not None and c.entry.layer == "launcher")}
+
+
+def _aborted_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> int | None:
+    """The rank of an unprefixed C++ abort report (`terminate called after throwing ...` / `what(): ...`): the one
+    process the launcher saw die of SIGABRT (torchrun's exitcode -6, mp.spawn's `terminated with signal SIGABRT`,
+    mpirun's `exited on signal 6`)."""
+    finding = root.finding
+    native = [ln.text for ln in finding.context_before[-2:] if ln.file == finding.evidence.file]
+    if "what():" not in finding.evidence.text and not any("terminate called" in t for t in native):
+        return None
+    aborted = {rank for rank, state in collection.ranks.items() if state.exit_code == _SIGABRT_EXIT}
+    for cand in cands:
+        rank = named_rank(cand.finding.fields)
+        code = str(cand.finding.fields.get("exitcode", ""))
+        sig = str(cand.finding.fields.get("signal", ""))
+        if rank is not None and (code == str(_SIGABRT_EXIT) or sig in ("SIGABRT", "6")):
+            aborted.add(rank)
+    return aborted.pop() if len(aborted) == 1 else None
+
+
+_SIGABRT_EXIT = -6
 
 
 def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:
