@@ -112,6 +112,7 @@ class Lab:
     def env(self, cache: Path | None = None, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _SCRUB and not k.startswith(_SCRUB_PREFIXES)}
         env["DENPEX_RUNS_DIR"] = str(self.root / "runs")
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # no pool of compile workers: ~7 CPU-s less per compile
         if cache is not None:
             env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
             env["TRITON_CACHE_DIR"] = str(cache / "triton")

@@ -60,6 +60,10 @@ def _base_env(cache_dir: Path, extra: dict[str, str] | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB and not k.startswith(_SCRUB_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"  # interleave stdout and stderr as a terminal would show them
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
+    # compile in the process itself: a pool of compile workers (each imports torch) costs ~7 CPU-s per run on
+    # this 2-core machine and changes nothing these scenarios print (tests/test_catalog_fixes.py's failing runs
+    # keep torch's default pool)
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     env.update(extra or {})
     return env
 
