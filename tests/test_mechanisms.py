@@ -777,3 +777,14 @@ def test_mp_spawns_sigabrt_report_names_the_aborting_process():
     assert root is not None and root.entry_id == "collective-mismatch"
     assert (root.rank, root.fields["peer_rank"]) == (1, "2")
     assert "one of ranks 1 and 2" in root.rank_reason and "does not say which" in root.rank_reason
+
+
+def test_a_one_process_log_gives_its_bare_lines_to_its_only_rank():
+    # a single-GPU vLLM server: a bare `torch.OutOfMemoryError`, then torch's own `[rank0]:[W...]` warning
+    root = diagnose(str(TESTS / "blind" / "test2" / "gh-vllm-21410" / "log.txt")).root_cause
+    assert root.category == "mem.cuda_oom" and root.rank == 0 and root.rank_evidence == "own_output"
+    assert "only rank" in root.rank_reason
+    # NCCL's host:pid:tid lines of three processes: the one `[rank1]:` rank seen is no proof of whose bare line
+    # it is (NCCL's `[1]` is a device index), so this rule stays out of it
+    nccl = diagnose(str(TESTS / "blind" / "test6" / "gh-pytorch-130113" / "log.txt")).root_cause
+    assert nccl.category == "dist.nccl_error" and "only rank" not in nccl.rank_reason

@@ -428,7 +428,33 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             f"the decisive line has no rank prefix; the {len(ranked)} ranked lines around it all come from this rank"
         )
         return
+    sole = _sole_rank(root, cands, collection)
+    if sole is not None:
+        finding.initiating_rank = sole
+        finding.rank_evidence = "own_output"
+        finding.rank_reason = (
+            f"the log is one process's output: rank {sole} is the only rank in it (no other rank, no world size "
+            f"above 1), so its unprefixed lines are that rank's too")
+        return
     _agent_hint(finding, cands)
+
+
+def _sole_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> int | None:
+    """The rank of a one-process log: the same file shows one rank alone (torch's own `[rank0]:` warnings of a
+    single-GPU server), no line or message names another, no two pids print (NCCL's `host:pid:tid`), and no world
+    size above 1 was printed. Its bare
+    traceback is then that process's; with a second rank anywhere, bare lines say nothing about a rank."""
+    if len(collection.ranks) != 1 or (collection.world_size or 1) > 1:
+        return None
+    ((rank, state),) = collection.ranks.items()
+    if state.first_line is None or state.first_line.file != root.finding.evidence.file:
+        return None
+    pids: set[int] = set()
+    for cand in cands:
+        if cand.finding.rank not in (None, rank) or named_rank(cand.finding.fields) not in (None, rank):
+            return None
+        pids.update(ln.pid for ln in (*cand.finding.context_before, *cand.finding.context_after) if ln.pid is not None)
+    return rank if len(pids) <= 1 else None  # NCCL's host:pid prefixes of several processes: not one process
 
 
 def _message_peer(root: Candidate, cands: list[Candidate], collection: Collection, rank: int) -> None:
