@@ -233,15 +233,16 @@ _RING_CONTEXT = 40  # lines before a timeout report searched for the collective 
 # once a child failed, its teardown of the others (`Terminating process 4600 via signal SIGTERM`)
 SPAWN_HEADER = "terminated with the following error"
 _SPAWN_TEARDOWN = "Terminating process"
-# ... and its report of a child that ended without a Python error (`process 1 terminated with signal SIGABRT`)
-_SPAWN_EXIT = re.compile(r"process \d+ terminated with (?:signal|exit code)")
+# what every report of spawn's about one child says: that header, `... terminated with exit code 1`, `... with signal
+# SIGABRT` (the catalog's launcher entries read the rank; this only tells spawn's reports from other launchers')
+_SPAWN_REPORT = "terminated with "
 
 
 def _spawned_world(cands: list[Candidate]) -> int | None:
     """An mp.spawn job's size when it printed none: the failed process plus every process spawn tore down after
     it (spawn terminates all the children still alive; a hang leaves them all alive)."""
     failed = {named_rank(c.finding.fields) for c in cands if c.entry is not None and c.entry.layer == "launcher"
-              and (SPAWN_HEADER in c.finding.evidence.text or _SPAWN_EXIT.search(c.finding.evidence.text))}
+              and _SPAWN_REPORT in c.finding.evidence.text}
     torn_down = {str(c.finding.fields["pid"]) for c in cands if c.entry is not None and "pid" in c.finding.fields
                  and c.entry.layer == "launcher" and _SPAWN_TEARDOWN in c.finding.evidence.text}
     failed.discard(None)
@@ -442,8 +443,8 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
 def _sole_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> int | None:
     """The rank of a one-process log: the same file shows one rank alone (torch's own `[rank0]:` warnings of a
     single-GPU server), no line or message names another, no two pids print (NCCL's `host:pid:tid`), and no world
-    size above 1 was printed. Its bare
-    traceback is then that process's; with a second rank anywhere, bare lines say nothing about a rank."""
+    size above 1 was printed. Its bare traceback is then that process's; with a second rank anywhere, bare lines
+    say nothing about a rank."""
     if len(collection.ranks) != 1 or (collection.world_size or 1) > 1:
         return None
     ((rank, state),) = collection.ranks.items()
@@ -503,6 +504,9 @@ def _ranks_with_own_errors(cands: list[Candidate]) -> set[int]:
             and not (c.entry is not None and c.entry.layer == "launcher")}
 
 
+_SIGABRT_EXIT = -6  # a process's exit code when SIGABRT ended it (torchrun's `exitcode: -6`)
+
+
 def _aborted_rank(root: Candidate, cands: list[Candidate], collection: Collection) -> int | None:
     """The rank of an unprefixed C++ abort report (`terminate called after throwing ...` / `what(): ...`): the one
     process the launcher saw die of SIGABRT (torchrun's exitcode -6, mp.spawn's `terminated with signal SIGABRT`,
@@ -520,8 +524,6 @@ def _aborted_rank(root: Candidate, cands: list[Candidate], collection: Collectio
             aborted.add(rank)
     return aborted.pop() if len(aborted) == 1 else None
 
-
-_SIGABRT_EXIT = -6
 
 
 def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> None:
