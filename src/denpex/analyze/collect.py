@@ -16,7 +16,7 @@ from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
 from denpex.model import Evidence, Finding, Line, RankState, Role
-from denpex.scan.engine import Hit, LineMatcher
+from denpex.scan.engine import Hit, matcher_for
 from denpex.scan.engines import WORLD_SIZE_WORDS
 
 KEEP_PER_KEY = 3  # occurrences kept in full per (entry, rank); later ones are only counted
@@ -94,7 +94,7 @@ class Collection:
 class Collector:
     def __init__(self, catalog: Catalog, context: int = 100) -> None:
         self.catalog = catalog
-        self.matcher = LineMatcher(catalog)
+        self.matcher = matcher_for(catalog)
         self.context = context
         self.tracker = TracebackTracker()
         self.result = Collection()

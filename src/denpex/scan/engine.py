@@ -178,3 +178,16 @@ class LineMatcher:
                     anchor_only.setdefault(compiled.entry.id, Hit(compiled.entry, compiled.signature, {}, False))
         # confirmed hits first; an anchor whose regex missed (a wording it does not know) is kept, weighed lower
         return list(confirmed_hits.values()) + [h for eid, h in anchor_only.items() if eid not in confirmed_hits]
+
+
+_MATCHERS: dict[int, tuple[Catalog, LineMatcher]] = {}
+
+
+def matcher_for(catalog: Catalog) -> LineMatcher:
+    """One matcher per catalog for the process: building its anchor sets costs ~3 ms, as much as diagnosing a
+    short traceback, and fleet triage or an evaluation diagnoses thousands. The matcher keeps no per-input
+    state (its regexes and sets compile lazily and only grow), so every diagnosis can share it."""
+    known = _MATCHERS.get(id(catalog))
+    if known is None or known[0] is not catalog:
+        known = _MATCHERS[id(catalog)] = (catalog, LineMatcher(catalog))  # the catalog is held: its id stays its own
+    return known[1]
