@@ -14,9 +14,10 @@ seconds), and it compiles on one thread (no pool of compile workers, each of whi
 user's second run, rather than their first ever, at half the CPU. The committed .log fixtures are not
 touched.
 
-Every run starts when the session begins, on a small pool beside the other test modules, whose work
-leaves a core idle most of the time; this module's tests are ordered last (tests/conftest.py) and
-collect the results.
+Every run starts on a small pool beside the other test modules, whose work leaves a core idle most of
+the time: under xdist when the module's first test runs (the module is scheduled first), in one process
+when the session begins, with this module's tests ordered last (tests/conftest.py); the tests collect
+the results.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import pytest
 pytest.importorskip("torch")
 
 import denpex  # noqa: E402
+from tests.conftest import start_runs_once  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -47,7 +49,7 @@ PYTHON = sys.executable
 TORCHRUN = str(BIN / "torchrun")
 DENPEX = str(BIN / "denpex")
 RUN_TIMEOUT = 240
-RUN_LAST = True  # tests/conftest.py orders this module's tests after every other module's
+RUN_LAST = True  # its runs take a pool of their own: tests/conftest.py orders the module (first under xdist)
 _HANG_RERUNS = 2  # reruns of a run that hung where it should have died (see _run_broken)
 _CGROUP_V1_MEMORY = "/sys/fs/cgroup/memory"
 WORKERS = 3  # beside the foreground tests: enough to keep the idle core busy, not so many that runs time out
@@ -354,8 +356,10 @@ def stop_background_runs() -> None:
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[tuple[str, bool], Future[Outcome]]:
-    assert _futures, "tests/conftest.py did not start this module's runs"
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, bool],
+                                                                                          Future[Outcome]]:
+    start_runs_once(sys.modules[__name__], request.session, tmp_path_factory)  # under xdist: now (conftest)
+    assert _futures, "this module's runs did not start"
     return _futures
 
 
