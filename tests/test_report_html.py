@@ -290,16 +290,16 @@ def test_hostile_log_text_shows_as_text_and_runs_nothing(browser, tmp_path):
     view.close()
 
 
-def test_a_1024_rank_timeline_loads_in_under_two_seconds(browser, tmp_path):
+def test_a_1024_rank_timeline_loads_with_every_rank(browser, tmp_path):
     """The 1,024-rank log is the real 4-rank torchrun log with its rank blocks replicated for ranks 0..1023
-    (see _ranks_1024_log); the time is the browser's own, navigation start to the end of the load event."""
+    (see _ranks_1024_log). How fast it loads (issue 15: under two seconds) is measured by
+    benchmarks/bench_html.py, not here: a timed test flakes on a loaded machine; this one checks the page."""
     path, data = _report(_ranks_1024_log(tmp_path), tmp_path)
     assert len(data["ranks"]) == 1024 and data["root_cause"]["rank"] == 2
     view = _Page(browser, path)
     page = view.open()
     view.shot("html-1024-ranks")
-    load_ms = page.evaluate("performance.timing.loadEventEnd - performance.timing.navigationStart")
-    assert 0 < load_ms < 2000, load_ms
+    assert page.evaluate("performance.timing.loadEventEnd") > 0  # the load event ran to its end
     assert page.locator("#timeline g.row").count() == 1024
     assert page.locator("#timeline g.row.init").get_attribute("id") == "rank-2"
     echoes = page.locator('#timeline a[href="#collateral-peer-connection-lost"]').count()
