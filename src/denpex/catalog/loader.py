@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from denpex.cachefiles import cache_path, read_cached, write_cached
 from denpex.catalog import schema
@@ -52,6 +53,21 @@ class Catalog:
     def generic(self, matched_by: str) -> Entry | None:
         """The entry that files what no signature matches, of one kind (`process_exit`, `rank_silence`)."""
         return next((e for e in self.entries if e.matched_by == matched_by), None)
+
+
+_T = TypeVar("_T")
+_DERIVED: dict[tuple[int, str], tuple[Catalog, Any]] = {}
+
+
+def derived(catalog: Catalog, kind: str, build: Callable[[], _T]) -> _T:
+    """What a catalog compiles into (a scan engine, a line matcher), built once per catalog for the process:
+    a Hyperscan database compile or ~3 ms of anchor sets per diagnosis add up over thousands of inputs. The
+    catalog is kept beside what was built from it, so its id cannot pass to another catalog meanwhile."""
+    key = (id(catalog), kind)
+    known = _DERIVED.get(key)
+    if known is None or known[0] is not catalog:
+        known = _DERIVED[key] = (catalog, build())
+    return known[1]  # type: ignore[no-any-return]
 
 
 def load_entry(path: Path) -> Entry:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from denpex.catalog.loader import Catalog
+from denpex.catalog.loader import Catalog, derived
 from denpex.catalog.schema import Entry, Signature
 from denpex.model import Line
 from denpex.scan.linear_regex import LiteralSet, Searcher, compile_linear
@@ -180,14 +180,8 @@ class LineMatcher:
         return list(confirmed_hits.values()) + [h for eid, h in anchor_only.items() if eid not in confirmed_hits]
 
 
-_MATCHERS: dict[int, tuple[Catalog, LineMatcher]] = {}
-
 
 def matcher_for(catalog: Catalog) -> LineMatcher:
-    """One matcher per catalog for the process: building its anchor sets costs ~3 ms, as much as diagnosing a
-    short traceback, and fleet triage or an evaluation diagnoses thousands. The matcher keeps no per-input
-    state (its regexes and sets compile lazily and only grow), so every diagnosis can share it."""
-    known = _MATCHERS.get(id(catalog))
-    if known is None or known[0] is not catalog:
-        known = _MATCHERS[id(catalog)] = (catalog, LineMatcher(catalog))  # the catalog is held: its id stays its own
-    return known[1]
+    """One matcher per catalog for the process (catalog.loader.derived): it keeps no per-input state (its
+    regexes and sets compile lazily and only grow), so every diagnosis can share it."""
+    return derived(catalog, "line-matcher", lambda: LineMatcher(catalog))

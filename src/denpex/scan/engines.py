@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from denpex.cachefiles import cache_path, read_cached, write_cached
-from denpex.catalog.loader import Catalog
+from denpex.catalog.loader import Catalog, derived
 
 # Besides the catalog's anchors, the analysis needs these lines framed: traceback headers (to know a
 # line's place in a traceback), exception lines of any kind (uncaught exceptions no entry explains),
@@ -448,16 +448,9 @@ class HyperscanEngine:
         return ScanResult(found, tracebacks, {r for r in ranks if r <= _MAX_RANK})
 
 
-_BUILT: dict[tuple[int, str], tuple[Catalog, CandidateEngine]] = {}
-
-
 def best_engine(catalog: Catalog, name: str = "auto") -> CandidateEngine:
     """The fastest engine installed, or the one asked for; built once per catalog (a database compile)."""
-    key = (id(catalog), name)
-    built = _BUILT.get(key)
-    if built is None or built[0] is not catalog:  # the id of a collected catalog can be reused
-        built = _BUILT[key] = (catalog, _build(catalog, name))
-    return built[1]
+    return derived(catalog, f"candidate-engine:{name}", lambda: _build(catalog, name))
 
 
 def _build(catalog: Catalog, name: str) -> CandidateEngine:
