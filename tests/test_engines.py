@@ -143,10 +143,38 @@ def test_every_engine_finds_the_same_ranks(dense):
     for name in _engines():
         session = _build(load(), name).fresh()
         assert session.scan(data).ranks == expected, name
-        again = session.scan(data).ranks  # RE2 reports a rank once per session; Hyperscan may switch database
-        assert again == (set() if name == "re2" else expected), name
+        again = session.scan(data).ranks  # RE2 and Hyperscan's frontier report a rank once per session
+        assert again == (expected if name == "python" else set()), name
         split = session.fresh()  # a new session, the data in two chunks
         assert split.scan(data[:half]).ranks | split.scan(data[half:]).ranks == expected, name
+
+
+def test_the_rank_frontier_begins_the_marker_of_every_unknown_rank_and_of_no_known_one():
+    from denpex.scan.engines import frontier
+
+    for known in (set(), set(range(8)), {0, 5, 12, 100, 4100, 99999}, set(range(64))):
+        literals = set(frontier(known))
+        for rank in range(100_000):
+            text = b"%d]" % rank
+            begun = any(text[:i] in literals for i in range(1, len(text) + 1))
+            assert begun == (rank not in known), (sorted(known)[:5], rank)
+
+
+@pytest.mark.parametrize("lines", [
+    [b"[rank%d]: step %d\n" % (k % 100, k) for k in range(400)],  # more ranks than a frontier is built for
+    [b"[rank6]: 14:55:19 [rank3] INFO step %d\n" % k for k in range(400)],  # hits that never count as a rank
+])
+def test_hyperscan_leaves_the_frontier_when_it_stops_paying_and_still_finds_every_rank(lines):
+    pytest.importorskip("hyperscan")
+    from denpex.catalog import load
+    from denpex.scan.engines import HyperscanEngine, _ranks_in
+
+    data = b"".join(lines)
+    session = HyperscanEngine(load()).fresh()
+    assert session.scan(data).ranks == _ranks_in(data)
+    assert session._per_rank  # the per-rank literals took over
+    assert session.scan(data + b"[rank101]: late\n").ranks == _ranks_in(data) | {101}
+    assert not session.fresh()._per_rank  # a new session starts on the frontier again
 
 
 def test_anchors_that_could_hide_a_rank_marker_are_detected():

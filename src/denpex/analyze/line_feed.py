@@ -31,7 +31,7 @@ class LineFeed:
             self.collector.feed(line, False)
         elif key in repeats.plain:  # a copy of a line that held no candidate
             self.collector.feed(line, False)
-        elif self._engine.scan(shown_bytes(raw)).candidates:
+        elif self._engine.scan(shown_bytes(raw), ranks=False).candidates:
             repeats.admit(key)
             self.collector.feed(line, True, key)
         else:

@@ -67,7 +67,7 @@ def _admitted_lines(region: Region, raws: list[bytes], across_shares: RepeatFilt
             hit = next(hits, None)
         if candidate and (b"\x1b" in raw or b"\r" in raw):
             assert parallel._ENGINE is not None
-            candidate = bool(parallel._ENGINE.scan(shown_bytes(raw)).candidates)
+            candidate = bool(parallel._ENGINE.scan(shown_bytes(raw), ranks=False).candidates)
         if candidate:
             candidates += 1
             key = repeat_key(raw)

@@ -136,7 +136,7 @@ class RegionFinder:
         """Anchors that straddle the boundary with the previous chunk (on the line that spans it)."""
         prev = self._segments[-1]
         edge_start = prev.end - min(_EDGE, len(prev.data))
-        straddle = self.engine.scan(prev.data[-_EDGE:] + seg.data[:_EDGE])
+        straddle = self.engine.scan(prev.data[-_EDGE:] + seg.data[:_EDGE], ranks=False)
         known = set(own)
         limit = first_nl if first_nl >= 0 else len(seg.data)
         crossing = [edge_start + off - seg.start for off in straddle.candidates
