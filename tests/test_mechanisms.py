@@ -555,11 +555,13 @@ def test_an_exception_sentence_ending_in_a_colon_keeps_the_evidence():
 def test_the_world_size_a_job_prints_is_read_on_every_path():
     # `initialized process group backend=gloo world_size=4` (a real gloo run); `local_world_size` is not the job's
     from denpex.analyze.collect import Collector
+    from denpex.analyze.line_feed import LineFeed
     from denpex.ingest.lines import build_line
 
     collector = Collector(load())
+    lines = LineFeed(collector, "x.log")
     for number, text in enumerate([b"[rank0]: local_world_size=2", b"[rank0] world_size=4 ready"], 1):
-        collector.feed(build_line(text, "x.log", number, number, None, None))
+        lines.feed(text, build_line(text, "x.log", number, number, None, None))
     assert collector.result.world_size == 4
     log = CORPUS / "generated" / "gen-dist-rank3-straggler" / "log.txt"
     assert b"world_size=4" in log.read_bytes()

@@ -17,7 +17,7 @@ from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
 from denpex.model import Evidence, Finding, Line, RankState, Role
 from denpex.scan.engine import Hit, matcher_for
-from denpex.scan.engines import WORLD_SIZE_WORDS
+from denpex.scan.world_size import larger
 
 KEEP_PER_KEY = 3  # occurrences kept in full per (entry, rank); later ones are only counted
 AFTER_LINES = 30  # lines kept after a finding's evidence (details like op/shapes live there)
@@ -28,9 +28,6 @@ _ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|
 # a record that states an exception (`RuntimeError: ...`): logged, but whether it was survived is unknown
 _EXCEPTION_STATEMENT = re.compile(r"\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failed)\b")
 _RAISED_STATEMENT = re.compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*: \S")  # `torch._dynamo.exc.Unsupported: ...`
-# The job's size as launchers and training scripts print it (`world_size=4`, `World size: 8`, `WORLD_SIZE=2`);
-# not `local_world_size`. The scanners frame every line holding one of the words.
-_WORLD_SIZE = re.compile(r"(?<![\w.])(?:" + "|".join(WORLD_SIZE_WORDS) + r")\b\W{0,3}(\d{1,6})\b")
 _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
@@ -118,11 +115,9 @@ class Collector:
         self._repeat_key: int | None = None  # the key (scan.repeats) of the line being fed
         self._counts_of_key: dict[tuple[str, int], set[tuple[str, int | None, Role]]] = {}
 
-    def _note_world_size(self, body: str) -> None:
-        for found in _WORLD_SIZE.finditer(body):
-            size = int(found.group(1))
-            if size > 0 and (self.result.world_size is None or size > self.result.world_size):
-                self.result.world_size = size
+    def note_world_size(self, size: int | None) -> None:
+        """A size the job printed (scan.world_size reads it from every line, on either path)."""
+        self.result.world_size = larger(self.result.world_size, size)
 
     # -- streaming -----------------------------------------------------------------------------
     def feed(self, line: Line, match: bool = True, repeat_key: int | None = None) -> None:
@@ -131,8 +126,6 @@ class Collector:
         only counted, add to the counts of the findings it gave."""
         self.result.lines_read += 1
         self._repeat_key = repeat_key
-        if match and ("orld" in line.body or "ORLD" in line.body):
-            self._note_world_size(line.body)
         ring = self._rings.get(line.file)
         if ring is None:
             ring = self._rings[line.file] = deque(maxlen=max(self.context, 3))

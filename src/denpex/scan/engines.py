@@ -13,11 +13,13 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from denpex.cachefiles import cache_path, read_cached, write_cached
 from denpex.catalog.loader import Catalog, derived
+from denpex.scan.world_size import WORD_LENGTH
+from denpex.scan.world_size import WORDS as WORLD_SIZE_WORDS
 
 # Besides the catalog's anchors, the analysis needs these lines framed: traceback headers (to know a
 # line's place in a traceback), exception lines of any kind (uncaught exceptions no entry explains),
@@ -26,10 +28,10 @@ from denpex.catalog.loader import Catalog, derived
 # a colour code inside an anchor (`CUDA \x1b[1mout of memory`) hides it from a byte scan, and framing the
 # line strips the codes before the matcher reads it, as on the line path.
 TRACEBACK = b"Traceback (most recent call last)"
-# the words of a job's size (`world_size=4`): which rank a ring collective's timeout waited on needs it
-WORLD_SIZE_WORDS = ("world_size", "world size", "WORLD_SIZE", "World size")
 STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed",
-                       b".cpp:", b"\x1b", *(word.encode() for word in WORLD_SIZE_WORDS))
+                       b".cpp:", b"\x1b")
+# Besides candidates, every engine reports where the words of a job's size occur (scan.world_size): the value
+# is read there, and those lines are not framed for it.
 # A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
 # The rank-marker forms every engine looks for; the first starts nearly every line of a torchrun log.
 _RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
@@ -43,6 +45,7 @@ class ScanResult:
     candidates: list[int]  # end offsets (exclusive) of possible hits
     tracebacks: list[int]  # byte offsets of traceback headers
     ranks: set[int]  # ranks seen in rank markers
+    sizes: list[int] = field(default_factory=list)  # end offsets of the world-size words
 
 
 class CandidateEngine(Protocol):
@@ -55,6 +58,10 @@ class CandidateEngine(Protocol):
 
     def fresh(self) -> CandidateEngine:
         """The same compiled engine with the state of a new scan session (ranks already reported)."""
+        ...
+
+    def word_ends(self, data: bytes) -> list[int]:
+        """End offsets of the world-size words alone, sorted: for the lines a dense chunk does not scan."""
         ...
 
 
@@ -80,7 +87,8 @@ def _line_end(data: bytes, end: int) -> int:
     return len(data) if newline < 0 else newline
 
 
-def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tuple[int, int]]) -> int:
+def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tuple[int, int]],
+                  sizes: list[int]) -> int:
     """Where to look for the next hit after one that ends at `end`: the end of its line.
 
     One hit makes the whole line a candidate, and the line matcher reads all of it, so further hits on the line
@@ -88,13 +96,14 @@ def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tu
     Hyperscan callback per 27 bytes). Still collected from the rest of the line: traceback headers (they place
     the lines after them) and the rank marker that opens each segment (the first marker of a line or after a
     CR counts as a rank, see _leading_ranks; a later one in the same segment never does, so one search per
-    segment finds it). Headers and markers ending by `end` are the caller's.
+    segment finds it), and the world-size words. Headers, markers and words ending by `end` are the caller's.
     """
     line_end = _line_end(data, end)
     header = data.find(TRACEBACK, max(0, end - len(TRACEBACK) + 1), line_end)
     while header >= 0:
         tracebacks.append(header)
         header = data.find(TRACEBACK, header + 1, line_end)
+    sizes.extend(_word_ends(data, max(0, end - WORD_LENGTH + 1), line_end))
     segment = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end)) + 1
     while segment < line_end:
         carriage = data.find(b"\r", max(segment, end), line_end)
@@ -104,6 +113,18 @@ def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tu
             markers.append((first.start(), int(first.group(1))))
         segment = segment_end + 1
     return line_end
+
+
+def _word_ends(data: bytes, start: int = 0, end: int | None = None) -> list[int]:
+    """End offsets of the world-size words in data[start:end], every occurrence (bytes.find per word)."""
+    stop = len(data) if end is None else end
+    ends: list[int] = []
+    for word in WORLD_SIZE_WORDS:
+        at = data.find(word, start, stop)
+        while at >= 0:
+            ends.append(at + WORD_LENGTH)
+            at = data.find(word, at + 1, stop)
+    return sorted(ends)
 
 
 def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int], set[int]]:
@@ -180,6 +201,9 @@ class PythonEngine:
     def fresh(self) -> PythonEngine:
         return self
 
+    def word_ends(self, data: bytes) -> list[int]:
+        return _word_ends(data)
+
     def scan(self, data: bytes, ranks: bool = True) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
@@ -199,7 +223,7 @@ class PythonEngine:
                 while start >= 0:
                     found.append(start + len(anchor))
                     start = lowered.find(anchor, _line_end(data, start + len(anchor)))
-        return ScanResult(found, sorted(tracebacks), _ranks_in(data) if ranks else set())
+        return ScanResult(found, sorted(tracebacks), _ranks_in(data) if ranks else set(), _word_ends(data))
 
 
 def _unknown_digits(known: set[bytes], depth: int = 0) -> bytes:
@@ -244,7 +268,7 @@ class Re2Engine:
 
         self._re2 = re2
         plain, folded = anchors_of(catalog)
-        literals = plain + list(STRUCTURAL_LITERALS)
+        literals = plain + list(STRUCTURAL_LITERALS) + list(WORLD_SIZE_WORDS)
         self._literals = b"|".join(re.escape(key) for key in literals)
         self._options = re2.Options()
         self._options.never_capture = True
@@ -254,6 +278,7 @@ class Re2Engine:
         )
         # one pass can find anchors and markers only if no match of one can hide a match of the other
         self._ranks_inline = not any(_overlaps_rank_marker(key) for key in literals)
+        self._words = re2.compile(b"|".join(re.escape(word) for word in WORLD_SIZE_WORDS), self._options)
         self._known: set[bytes] = set()
         self._compile()
 
@@ -262,6 +287,9 @@ class Re2Engine:
         other._known = set()
         other._compile()
         return other
+
+    def word_ends(self, data: bytes) -> list[int]:
+        return [found.end() for found in self._words.finditer(data)]
 
     def _compile(self) -> None:
         pattern = self._literals
@@ -273,6 +301,7 @@ class Re2Engine:
         found: list[int] = []
         tracebacks: list[int] = []
         markers: list[tuple[int, int]] = []
+        sizes: list[int] = []
         search = self._plain.search
         pos = 0
         while (match := search(data, pos)) is not None:
@@ -281,25 +310,30 @@ class Re2Engine:
                 markers.append((start, int(marker.group(1))))
                 pos = end
                 continue
+            if end - start == WORD_LENGTH and data[start:end] in WORLD_SIZE_WORDS:
+                sizes.append(end)
+                pos = end
+                continue
             found.append(end)
             if end - start == len(TRACEBACK) and data.startswith(TRACEBACK, start):
                 tracebacks.append(start)
-            pos = _rest_of_line(data, end, tracebacks, markers)
+            pos = _rest_of_line(data, end, tracebacks, markers, sizes)
         if self._folded is not None:
             search, pos = self._folded.search, 0
             while (match := search(data, pos)) is not None:
                 found.append(match.end())
                 pos = _line_end(data, match.end())
+        sizes.sort()
         if not ranks:
-            return ScanResult(found, tracebacks, set())
+            return ScanResult(found, tracebacks, set(), sizes)
         if not self._ranks_inline or len(self._known) > self._MAX_KNOWN:
-            return ScanResult(found, tracebacks, _ranks_in(data))
+            return ScanResult(found, tracebacks, _ranks_in(data), sizes)
         # every occurrence of a rank not yet known matched, so a rank rejected here stays unknown, not lost
         accepted = _leading_ranks(data, markers)[0]
         if accepted:
             self._known |= {b"%d" % rank for rank in accepted}
             self._compile()
-        return ScanResult(found, tracebacks, accepted)
+        return ScanResult(found, tracebacks, accepted, sizes)
 
 
 def _cached_database(hyperscan: Any, key: object, patterns: Callable[[], tuple[list[bytes], list[int]]]) -> Any:
@@ -391,6 +425,10 @@ class HyperscanEngine:
         for key in folded:
             self._expressions.append(re.escape(key))
             self._flags.append(hyperscan.HS_FLAG_CASELESS)
+        self._size_base = len(self._expressions)
+        for key in WORLD_SIZE_WORDS:
+            self._expressions.append(re.escape(key))
+            self._flags.append(0)
         self._traceback_id = len(plain) + STRUCTURAL_LITERALS.index(TRACEBACK)
         self._rank_base = len(self._expressions)
         self._known: set[int] = set()  # ranks this session reported (frontier mode)
@@ -400,6 +438,18 @@ class HyperscanEngine:
         self._many_ranks = False
         self._use_frontier()
         self._initial = (self._db, self._scratch, self._frontier_lengths)
+        words = [re.escape(word) for word in WORLD_SIZE_WORDS]
+        self._words_db = _compiled(hyperscan, words, [0] * len(words))
+        self._words_scratch = hyperscan.Scratch(self._words_db)
+
+    def word_ends(self, data: bytes) -> list[int]:
+        ends: list[int] = []
+
+        def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
+            ends.append(end)
+
+        self._words_db.scan(data, match_event_handler=on_match, scratch=self._words_scratch)
+        return ends
 
     def fresh(self) -> HyperscanEngine:
         if not self._per_rank and not self._known:
@@ -452,7 +502,9 @@ class HyperscanEngine:
         tracebacks: list[int] = []
         hits: list[tuple[int, int]] = []  # (end offset, pattern id) of rank literals
         extra_markers: list[tuple[int, int]] = []  # markers in the skipped rests of lines of hits
+        sizes: list[int] = []
         traceback_id = self._traceback_id
+        size_base = self._size_base
         rank_base = self._rank_base
         base = 0  # where the current scan call starts in data
         checked = 0  # len(found) at the last look for a line of hits
@@ -460,8 +512,11 @@ class HyperscanEngine:
         def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> bool | None:
             nonlocal checked
             end += base
-            if pattern_id >= rank_base:
-                hits.append((end, pattern_id))
+            if pattern_id >= size_base:
+                if pattern_id >= rank_base:
+                    hits.append((end, pattern_id))
+                else:
+                    sizes.append(end)
                 return None
             found.append(end)
             if pattern_id == traceback_id:
@@ -478,15 +533,16 @@ class HyperscanEngine:
                 self._db.scan(view[base:] if base else data, match_event_handler=on_match, scratch=self._scratch)
                 break
             except self._hs.ScanTerminated:
-                base = _rest_of_line(data, found[-1], tracebacks, extra_markers)
+                base = _rest_of_line(data, found[-1], tracebacks, extra_markers, sizes)
                 checked = len(found)
                 if base >= len(data):
                     break
+        sizes.sort()
         if not ranks:
-            return ScanResult(found, tracebacks, set())
+            return ScanResult(found, tracebacks, set(), sizes)
         if self._per_rank:
-            return ScanResult(found, tracebacks, self._per_rank_ranks(data, hits, extra_markers))
-        return ScanResult(found, tracebacks, self._frontier_ranks(data, hits, extra_markers))
+            return ScanResult(found, tracebacks, self._per_rank_ranks(data, hits, extra_markers), sizes)
+        return ScanResult(found, tracebacks, self._frontier_ranks(data, hits, extra_markers), sizes)
 
     def _frontier_ranks(self, data: bytes, hits: list[tuple[int, int]], markers: list[tuple[int, int]]) -> set[int]:
         """The ranks first reported by this scan; the frontier moves past them (or the session switches)."""

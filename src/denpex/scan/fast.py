@@ -36,7 +36,7 @@ def _scan_source(job: tuple[Source, int, int]) -> FileScan:
         parallel.report(len(chunk))
     found.extend(finder.finish())
     return FileScan(found, finder.stats.lines_total, finder.stats.ranks, finder.stats.candidates, repeats.skipped,
-                    reading)
+                    reading, finder.stats.world_size)
 
 
 def _splittable(source: Source) -> bool:
@@ -122,6 +122,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
         if scan.reading is not None:
             scan.reading.name = source.name
             collector.result.notes.extend(scan.reading.notes())
+        collector.note_world_size(scan.world_size)
         collector.add_repeats(source.name, scan.skipped)
         collector.add_repeats(source.name, across_shares.skipped)
         for rank in scan.ranks | ({source.rank_hint} if source.rank_hint is not None else set()):

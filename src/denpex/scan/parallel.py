@@ -23,6 +23,7 @@ from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
 from denpex.scan.repeats import RepeatFilter
+from denpex.scan.world_size import larger
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
 _PROGRESS: tuple[Callable[[int], None], int] | None = None  # (told the bytes scanned, the pid that may tell it)
@@ -44,6 +45,7 @@ class RangeResult:
     skipped: dict[int, int]  # copies of analysed lines only counted, per key (scan.repeats)
     nul_bytes: int = 0  # NUL bytes in [own_start, own_end)
     first_nul: int | None = None
+    world_size: int | None = None  # the largest the lines read print (scan.world_size)
 
 
 def set_progress(callback: Callable[[int], None] | None) -> None:
@@ -119,7 +121,8 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
         found.extend(finder.finish(at_end=own_end == size))
     assert before_own is not None and before_end is not None, "a range lies inside what it reads"
     return RangeResult(own_start, own_end, before_own, before_end - before_own, read_start, found,
-                       finder.stats.ranks, finder.stats.candidates, repeats.skipped, nul_bytes, first_nul)
+                       finder.stats.ranks, finder.stats.candidates, repeats.skipped, nul_bytes, first_nul,
+                       finder.stats.world_size)
 
 
 def _reads(handle: BinaryIO, length: int) -> Iterator[bytes]:
@@ -157,6 +160,7 @@ class FileScan:
     candidates: int
     skipped: dict[int, int]  # copies of analysed lines only counted, per key (scan.repeats)
     reading: Reading | None = None  # what reading ran into (ingest.reading)
+    world_size: int | None = None  # the largest the lines print (scan.world_size)
 
 
 def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
@@ -173,6 +177,7 @@ def scan_file(path: str, engine: CandidateEngine, before: int, after: int, worke
     candidates = 0
     skipped: dict[int, int] = {}
     reading = Reading(path)
+    world_size: int | None = None
     for res in results:
         reading.merge(Reading(path, nul_bytes=res.nul_bytes, first_nul=res.first_nul))
         for key, copies in res.skipped.items():
@@ -185,13 +190,15 @@ def scan_file(path: str, engine: CandidateEngine, before: int, after: int, worke
         lines_before_own += res.newlines_own
         ranks |= res.ranks
         candidates += res.candidates
+        world_size = larger(world_size, res.world_size)
     with open(path, "rb") as handle:
         if size:
             handle.seek(size - 1)
             unterminated = handle.read(1) != b"\n"
         else:
             unterminated = False
-    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates, skipped, reading)
+    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates, skipped, reading,
+                    world_size)
 
 
 class WorkerFailed(RuntimeError):

@@ -16,9 +16,11 @@ import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from denpex.ingest.lines import MAX_LINE_BYTES, cut_line
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.repeats import RepeatFilter, repeat_key
+from denpex.scan.world_size import WORD_LENGTH, at_word, larger, largest_in_line
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
 _OPEN_LINE_KEY_BYTES = 4 << 20  # a longer line cut by chunk ends is analysed, not compared with others
@@ -52,6 +54,7 @@ class ScanStats:
     regions: int = 0
     lines_total: int = 0
     ranks: set[int] = field(default_factory=set)
+    world_size: int | None = None  # the largest the lines read print (scan.world_size)
 
 
 @dataclass(slots=True)
@@ -97,6 +100,10 @@ class RegionFinder:
         self._pending: list[int] = []  # candidate end offsets not yet emitted, sorted
         self._tracebacks: list[int] = []
         self._emitted = 0  # absolute offset up to which lines were emitted
+        self._line_start = 0  # absolute offset where the line not yet ended began
+        self._open_sizes = False  # that line holds a world-size word: read it when it ends
+        self._words: list[int] = []  # this chunk's world-size word ends (chunk offsets)
+        self._straddling_word = False  # a word straddles this chunk's start
 
     def feed(self, chunk: bytes) -> Iterator[Region]:
         """The next chunk of the input."""
@@ -106,12 +113,14 @@ class RegionFinder:
         seg = _Segment(self._next_start, chunk, self._next_line0)
         self._next_start = seg.end
         self._next_line0 += count_newlines(chunk)
+        self._straddling_word = False
         dense = self._scan_dense(seg, starts_line) if self._dense else None
         if dense is not None:
             found, heads = dense
         else:
             result = self.engine.scan(chunk)
             self.stats.ranks |= result.ranks
+            self._words = result.sizes
             first_nl = -1 if starts_line else chunk.find(b"\n")
             ends = self._accepted(seg.start, result.candidates)
             heads = [seg.start + off for off in result.tracebacks]
@@ -124,6 +133,7 @@ class RegionFinder:
             # a chunk of mostly candidate lines: the next one skips the copies before scanning
             self._dense_cooldown -= 1
             self._dense = self.repeats is not None and len(ends) > _DENSE_ENTER and self._dense_cooldown <= 0
+        self._note_sizes(seg, starts_line)
         self.stats.candidates += len(found)
         if found:
             self._pending = sorted(set(self._pending) | found) if self._pending else sorted(found)
@@ -141,6 +151,7 @@ class RegionFinder:
         limit = first_nl if first_nl >= 0 else len(seg.data)
         crossing = [edge_start + off - seg.start for off in straddle.candidates
                     if 0 < edge_start + off - seg.start <= limit and edge_start + off - seg.start not in known]
+        self._straddling_word = any(0 < edge_start + off - seg.start < WORD_LENGTH for off in straddle.sizes)
         return self._accepted(seg.start, crossing), [edge_start + off for off in straddle.tracebacks]
 
     def _scan_dense(self, seg: _Segment, starts_line: bool) -> tuple[set[int], list[int]] | None:
@@ -161,12 +172,16 @@ class RegionFinder:
         tail = chunk[last_nl + 1 :]
         ends: list[int] = []
         heads: list[int] = []
+        # the middle's lines are judged by their keys, but every line's world size counts (copies too)
+        words = [first_nl + 1 + e for e in self.engine.word_ends(chunk[first_nl + 1 : last_nl])]
         for offset, piece in ((0, head), (last_nl + 1, tail)):
             if piece:
                 scanned = self.engine.scan(piece)
                 ends += [offset + e for e in scanned.candidates]
                 heads += [seg.start + offset + t for t in scanned.tracebacks]
+                words += [offset + e for e in scanned.sizes]
                 self.stats.ranks |= scanned.ranks
+        self._words = sorted(words)
         if not starts_line:
             crossing, crossing_heads = self._crossing(seg, first_nl, ends)
             ends += crossing
@@ -185,6 +200,41 @@ class RegionFinder:
             self._dense_cooldown = min(1 << self._dense_misses, _DENSE_COOLDOWN)
             self._dense_misses = min(self._dense_misses + 1, _DENSE_COOLDOWN.bit_length())
         return found, heads
+
+    def _note_sizes(self, seg: _Segment, starts_line: bool) -> None:
+        """Read the world size (scan.world_size) where this chunk's words are: in place on the lines whole in the
+        chunk; on the whole line, once it ends, for a line cut by the chunk's edges."""
+        chunk, words = seg.data, self._words
+        self._words = []
+        first_nl = -1 if starts_line else chunk.find(b"\n")
+        last_nl = chunk.rfind(b"\n")
+        if last_nl < 0:  # the whole chunk is on one line, begun here or before
+            self._open_sizes = self._open_sizes or self._straddling_word or bool(words)
+            return
+        head = self._straddling_word  # a word on the line that began before this chunk (and ends in it)
+        tail = False  # a word on the line this chunk leaves unfinished
+        for end in words:
+            if end <= first_nl:
+                head = True
+            elif end > last_nl:
+                tail = True
+            else:
+                self._note_size(at_word(chunk, end))
+        if not starts_line and (self._open_sizes or head):
+            self._read_open_line(seg.start + first_nl)
+        self._line_start = seg.start + last_nl + 1
+        self._open_sizes = tail
+
+    def _read_open_line(self, end: int) -> None:
+        """The line with a world-size word that began in an earlier chunk ends at `end`."""
+        self._open_sizes = False
+        start = self._line_start
+        if end - start <= _LONG_LINE_KEPT and self._segments and start >= self._segments[0].start:
+            line = self._slice(start, end)  # as the line path reads it:
+            self._note_size(largest_in_line(line if len(line) <= MAX_LINE_BYTES else cut_line(line)))
+
+    def _note_size(self, size: int | None) -> None:
+        self.stats.world_size = larger(self.stats.world_size, size)
 
     def _accepted(self, base: int, ends: list[int]) -> list[int]:
         """Candidate ends (relative to base) inside this worker's share: the neighbours count theirs."""
@@ -244,6 +294,8 @@ class RegionFinder:
             self._pending = sorted(set(self._pending) | found)
         if at_end and self._segments and self._next_start > self._emitted:
             self._pending = sorted(set(self._pending) | {self._next_start})
+        if at_end and self._open_sizes:  # the last line has no newline
+            self._read_open_line(self._next_start)
         yield from self._emit(final=True)
         last = self._segments[-1].data if self._segments else b""
         self.stats.lines_total = self._next_line0 + (1 if last and not last.endswith(b"\n") else 0)
@@ -367,6 +419,9 @@ class RegionFinder:
             if (self._open_ends and self._open_start is not None and oldest.end > self._open_start - TRACEBACK_REACH
                     and self._next_start - self._open_start <= _LONG_LINE_KEPT):
                 break  # a candidate on a long line not yet ended: keep its head, the line path reads it too
+            if (self._open_sizes and oldest.end > self._line_start
+                    and self._next_start - self._line_start <= _LONG_LINE_KEPT):
+                break  # so is a world-size word
             if self._next_start - oldest.end < TRACEBACK_REACH:
                 break
             self._segments.pop(0)

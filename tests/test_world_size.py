@@ -1,0 +1,81 @@
+"""The job's size (scan.world_size) is read from every line, copies included, the same way on every path."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from denpex.analyze.collect import Collector
+from denpex.analyze.line_feed import LineFeed
+from denpex.catalog import load
+from denpex.ingest import text_source
+from denpex.ingest.lines import framed
+from denpex.scan import regions
+from denpex.scan.engines import _build
+from denpex.scan.regions import RegionFinder
+from denpex.scan.repeats import RepeatFilter
+from denpex.scan.world_size import at_word, largest_in_line
+from tests.test_engines import _engines
+
+# real lines of real runs (tests/corpus), and near misses the size must not be read from
+LINES = [
+    b"[default3]:2026-12-02 05:44:09,042 [rank3] INFO train: process group ready: backend=gloo world_size=4",
+    b"[rank0]: 2026-11-29 14:55:13,571 [rank0] INFO train: initialized process group backend=gloo world_size=4",
+    b"[rank1]: [2023-04-16 21:36:09,031] [INFO] [launch.py:247:main] dist_world_size=8",
+    b"0: rank 0: init_process_group MASTER_ADDR=127.0.0.1 MASTER_PORT=29641 WORLD_SIZE=4",
+    b'[rank2]:     run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args)',
+    b"[rank0]: local_world_size=2",
+    b"World size: 16",
+    b"[rank0]: step 12 loss 0.51",
+]
+
+
+def test_the_size_is_read_after_the_words_not_from_local_world_size():
+    assert [largest_in_line(line) for line in LINES] == [4, 4, None, 4, None, None, 16, None]
+    for line in LINES:  # a scanner's word ends give the same values as the whole line's reading
+        ends = [i + 10 for i in range(len(line)) if line[i:i + 10] in (b"world_size", b"World size", b"WORLD_SIZE")]
+        sizes = [s for s in (at_word(line + b"\n", end) for end in ends) if s is not None]
+        assert max(sizes, default=None) == largest_in_line(line), line
+
+
+def _line_path(data: bytes) -> int | None:
+    collector = Collector(load())
+    feed = LineFeed(collector, "x.log")
+    for raw, line in framed(text_source(data.decode(errors="replace"))):
+        feed.feed(raw, line)
+    return collector.result.world_size
+
+
+def _fast_path(data: bytes, engine: str, chunk: int, dense: bool) -> int | None:
+    finder = RegionFinder(_build(load(), engine).fresh(), before=3, after=3, repeats=RepeatFilter())
+    for at in range(0, len(data), chunk):
+        if dense:
+            finder._dense = True  # every chunk after the first counts copies before scanning
+        list(finder.feed(data[at:at + chunk]))
+    list(finder.finish())
+    return finder.stats.world_size
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    picks=st.lists(st.tuples(st.integers(0, len(LINES) - 1), st.integers(0, 99)), min_size=1, max_size=80),
+    chunk=st.sampled_from([11, 23, 64, 100, 4096]),  # longer than a word: a word spans at most two chunks
+    dense=st.booleans(),
+    newline_at_end=st.booleans(),
+)
+def test_every_path_reads_the_same_size_wherever_chunks_cut_the_lines(picks, chunk, dense, newline_at_end):
+    lines = [LINES[i].replace(b"=4", b"=%d" % n).replace(b": 16", b": %d" % n) for i, n in picks]
+    data = b"\n".join(lines) + (b"\n" if newline_at_end else b"")
+    expected = _line_path(data)
+    assert expected == max((largest_in_line(line) for line in lines if largest_in_line(line)), default=None)
+    for engine in _engines():
+        assert _fast_path(data, engine, chunk, dense) == expected, (engine, chunk, dense)
+
+
+def test_a_size_on_a_line_longer_than_a_chunk_is_read_as_the_line_path_reads_it(monkeypatch):
+    monkeypatch.setattr(regions, "_DENSE_ENTER", 1 << 30)
+    long = b"[rank0]: " + b"x" * 300_000 + b" world_size=12 " + b"y" * 300_000
+    data = b"[rank0]: world_size=2\n" + long + b"\n[rank0]: done\n"
+    assert _line_path(data) == 12
+    for engine in _engines():
+        assert _fast_path(data, engine, 1 << 16, dense=False) == 12, engine
