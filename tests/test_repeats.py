@@ -147,3 +147,17 @@ def test_the_fast_path_reports_every_byte_it_scans(tmp_path):
 
     diagnose_sources(resolve([str(path)]), engine="python", workers=1, progress=told.append)
     assert sum(told) == path.stat().st_size
+
+
+def test_copies_whose_digits_change_an_anchor_are_counted_on_every_path(tmp_path):
+    # found by the property test above: an anchor holds a digit (`TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1`, a real
+    # Dynamo hint), and copies of its line that differ in digits only have one repeat key; the fast path found
+    # the anchor in 1 copy of 10 and counted 10 of 99, the line path counted all 99
+    hint = ("W1129 14:48:41.676000 13115 torch/_dynamo/variables/tensor.py:1759] [0/0]     env "
+            "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1")
+    lines = [re.sub(r"\d", lambda m, k=k: str((int(m.group()) + k) % 10), hint) for k in range(99)]
+    path = _log(tmp_path, lines)
+    expected = _key(diagnose(path, engine="lines"))
+    assert any(", 99)" in group for group in expected[2]), expected
+    for engine in _engines():
+        assert _key(diagnose(path, engine=engine, workers=1)) == expected, engine

@@ -25,6 +25,10 @@ HOST_SITES = (
 INTERNAL_DOMAIN = re.compile(
     r"\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:internal|local|lan|corp|cluster|svc|intranet|localdomain)\b")
 
+# Every digit as 0, lengths kept (`exit code 1` is not `exit code 137`): the repeat key of a log line
+# (scan.repeats), and the scanners' anchors, so that whether a line is a candidate never depends on its digits
+MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
 MAX_LINE = 400  # a normalised line is cut here: a 50 kB error line must not make a 50 kB key
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+", re.IGNORECASE)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from denpex.cachefiles import cache_path, read_cached, write_cached
 from denpex.catalog.loader import Catalog, derived
+from denpex.masking import MASK_DIGITS
 from denpex.scan.world_size import WORD_LENGTH
 from denpex.scan.world_size import WORDS as WORLD_SIZE_WORDS
 
@@ -63,6 +64,13 @@ class CandidateEngine(Protocol):
     def word_ends(self, data: bytes) -> list[int]:
         """End offsets of the world-size words alone, sorted: for the lines a dense chunk does not scan."""
         ...
+
+
+def any_digits(pattern: bytes) -> bytes:
+    """An escaped anchor whose digits match any digit. Repeat keys mask digits (scan.repeats), so copies of a line
+    that differ in digits must all be candidates or none: `[Errno 28]` found in one copy and not in its copy
+    `[Errno 27]` counted one where the line path, which judges a copy by its key, counted both."""
+    return re.sub(rb"[0-9]", rb"[0-9]", pattern)
 
 
 def anchors_of(catalog: Catalog) -> tuple[list[bytes], list[bytes]]:
@@ -195,8 +203,11 @@ class PythonEngine:
 
     def __init__(self, catalog: Catalog) -> None:
         plain, folded = anchors_of(catalog)
-        self._plain = plain + list(STRUCTURAL_LITERALS)
-        self._folded = folded
+        # an anchor with digits is looked for with every digit as 0, in the text with every digit as 0 (any_digits)
+        self._plain = [a for a in plain + list(STRUCTURAL_LITERALS) if a == a.translate(MASK_DIGITS)]
+        self._plain_digits = [a.translate(MASK_DIGITS) for a in plain if a != a.translate(MASK_DIGITS)]
+        self._folded = [a for a in folded if a == a.translate(MASK_DIGITS)]
+        self._folded_digits = [a.translate(MASK_DIGITS) for a in folded if a != a.translate(MASK_DIGITS)]
 
     def fresh(self) -> PythonEngine:
         return self
@@ -216,13 +227,15 @@ class PythonEngine:
                     start = data.find(anchor, start + 1)
                 else:
                     start = data.find(anchor, _line_end(data, start + len(anchor)))
-        if self._folded:
-            lowered = data.lower()
-            for anchor in self._folded:
-                start = lowered.find(anchor)
+        lowered = data.lower() if self._folded or self._folded_digits else b""
+        for text, anchors in ((data, self._plain_digits), (lowered, self._folded), (lowered, self._folded_digits)):
+            if anchors and anchors is not self._folded:
+                text = text.translate(MASK_DIGITS)
+            for anchor in anchors:
+                start = text.find(anchor)
                 while start >= 0:
                     found.append(start + len(anchor))
-                    start = lowered.find(anchor, _line_end(data, start + len(anchor)))
+                    start = text.find(anchor, _line_end(data, start + len(anchor)))
         return ScanResult(found, sorted(tracebacks), _ranks_in(data) if ranks else set(), _word_ends(data))
 
 
@@ -269,12 +282,13 @@ class Re2Engine:
         self._re2 = re2
         plain, folded = anchors_of(catalog)
         literals = plain + list(STRUCTURAL_LITERALS) + list(WORLD_SIZE_WORDS)
-        self._literals = b"|".join(re.escape(key) for key in literals)
+        self._literals = b"|".join(any_digits(re.escape(key)) for key in literals)
         self._options = re2.Options()
         self._options.never_capture = True
         self._options.max_mem = 64 << 20
         self._folded = (
-            re2.compile(b"(?i)" + b"|".join(re.escape(key) for key in folded), self._options) if folded else None
+            re2.compile(b"(?i)" + b"|".join(any_digits(re.escape(key)) for key in folded), self._options)
+            if folded else None
         )
         # one pass can find anchors and markers only if no match of one can hide a match of the other
         self._ranks_inline = not any(_overlaps_rank_marker(key) for key in literals)
@@ -420,10 +434,10 @@ class HyperscanEngine:
         self._expressions: list[bytes] = []
         self._flags: list[int] = []
         for key in plain + list(STRUCTURAL_LITERALS):
-            self._expressions.append(re.escape(key))
+            self._expressions.append(any_digits(re.escape(key)))
             self._flags.append(0)
         for key in folded:
-            self._expressions.append(re.escape(key))
+            self._expressions.append(any_digits(re.escape(key)))
             self._flags.append(hyperscan.HS_FLAG_CASELESS)
         self._size_base = len(self._expressions)
         for key in WORLD_SIZE_WORDS:

@@ -24,11 +24,11 @@ from itertools import accumulate, compress, repeat
 from operator import getitem, methodcaller, not_
 
 from denpex.ingest.lines import shown_bytes
+from denpex.masking import MASK_DIGITS as _MASK_DIGITS
 from denpex.scan.engines import TRACEBACK, CandidateEngine, ScanResult
 
 MAX_KEYS = 1 << 16  # distinct keys tracked per input; past this, new keys are always analysed (memory bound)
 PREFIX_REACH = 24  # a rank prefix ends with "]" within this many bytes of the line's start
-_MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")  # length kept: `exit code 1` is not `exit code 137`
 _RANK_WORDS = (b"ank", b"ANK", b"rocess")  # rank, Rank, local_rank, RANK, process, Process
 _ONE = (1).__add__
 _HAS_ESC = methodcaller("__contains__", b"\x1b")
@@ -143,9 +143,8 @@ class RepeatFilter:
         key is settled: a copy of an analysed line is counted, a copy of a line that held no candidate is
         passed over, neither is scanned (no match callbacks, no per-candidate work).
 
-        The rest is scanned as one buffer. A copy is judged by its key alone, even in the rare case where its
-        own digits would have changed whether it is a candidate (an anchor with digits, `[Errno 28]`); the line
-        path judges lines the same way (key first), so both agree.
+        The rest is scanned as one buffer. A copy is judged by its key alone: its digits cannot change whether it
+        is a candidate, since the engines match an anchor's digits as any digit (`[Errno 28]` as `[Errno dd]`).
         """
         lines = chunk[start:last_nl].split(b"\n")
         keys = _repeat_keys(lines, (chunk, start, last_nl))
