@@ -61,8 +61,9 @@ class CandidateEngine(Protocol):
         """The same compiled engine with the state of a new scan session (ranks already reported)."""
         ...
 
-    def word_ends(self, data: bytes) -> list[int]:
-        """End offsets of the world-size words alone, sorted: for the lines a dense chunk does not scan."""
+    def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
+        """End offsets of the world-size words alone in data[start:stop], sorted: for the lines a dense chunk
+        does not scan, and the rest of a line of many hits."""
         ...
 
 
@@ -96,7 +97,7 @@ def _line_end(data: bytes, end: int) -> int:
 
 
 def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tuple[int, int]],
-                  sizes: list[int]) -> int:
+                  sizes: list[int], word_ends: Callable[[bytes, int, int], list[int]]) -> int:
     """Where to look for the next hit after one that ends at `end`: the end of its line.
 
     One hit makes the whole line a candidate, and the line matcher reads all of it, so further hits on the line
@@ -111,7 +112,7 @@ def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tu
     while header >= 0:
         tracebacks.append(header)
         header = data.find(TRACEBACK, header + 1, line_end)
-    sizes.extend(_word_ends(data, max(0, end - WORD_LENGTH + 1), line_end))
+    sizes.extend(word_ends(data, max(0, end - WORD_LENGTH + 1), line_end))
     segment = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end)) + 1
     while segment < line_end:
         carriage = data.find(b"\r", max(segment, end), line_end)
@@ -123,9 +124,9 @@ def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tu
     return line_end
 
 
-def _word_ends(data: bytes, start: int = 0, end: int | None = None) -> list[int]:
-    """End offsets of the world-size words in data[start:end], every occurrence (bytes.find per word)."""
-    stop = len(data) if end is None else end
+def _word_ends(data: bytes, start: int = 0, stop: int | None = None) -> list[int]:
+    """End offsets of the world-size words in data[start:stop], every occurrence (bytes.find per word)."""
+    stop = len(data) if stop is None else stop
     ends: list[int] = []
     for word in WORLD_SIZE_WORDS:
         at = data.find(word, start, stop)
@@ -212,8 +213,8 @@ class PythonEngine:
     def fresh(self) -> PythonEngine:
         return self
 
-    def word_ends(self, data: bytes) -> list[int]:
-        return _word_ends(data)
+    def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
+        return _word_ends(data, start, stop)
 
     def scan(self, data: bytes, ranks: bool = True) -> ScanResult:
         found: list[int] = []
@@ -302,8 +303,8 @@ class Re2Engine:
         other._compile()
         return other
 
-    def word_ends(self, data: bytes) -> list[int]:
-        return [found.end() for found in self._words.finditer(data)]
+    def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
+        return [found.end() for found in self._words.finditer(data, start, stop)]
 
     def _compile(self) -> None:
         pattern = self._literals
@@ -331,7 +332,7 @@ class Re2Engine:
             found.append(end)
             if end - start == len(TRACEBACK) and data.startswith(TRACEBACK, start):
                 tracebacks.append(start)
-            pos = _rest_of_line(data, end, tracebacks, markers, sizes)
+            pos = _rest_of_line(data, end, tracebacks, markers, sizes, self.word_ends)
         if self._folded is not None:
             search, pos = self._folded.search, 0
             while (match := search(data, pos)) is not None:
@@ -456,14 +457,14 @@ class HyperscanEngine:
         self._words_db = _compiled(hyperscan, words, [0] * len(words))
         self._words_scratch = hyperscan.Scratch(self._words_db)
 
-    def word_ends(self, data: bytes) -> list[int]:
+    def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
         ends: list[int] = []
 
-        def on_match(pattern_id: int, start: int, end: int, flags: int, context: object) -> None:
-            ends.append(end)
+        def on_match(pattern_id: int, first: int, end: int, flags: int, context: object) -> None:
+            ends.append(start + end)
 
-        self._words_db.scan(data, match_event_handler=on_match, scratch=self._words_scratch)
-        return ends
+        self._words_db.scan(memoryview(data)[start:stop], match_event_handler=on_match, scratch=self._words_scratch)
+        return sorted(ends)
 
     def fresh(self) -> HyperscanEngine:
         if not self._per_rank and not self._known:
@@ -547,7 +548,7 @@ class HyperscanEngine:
                 self._db.scan(view[base:] if base else data, match_event_handler=on_match, scratch=self._scratch)
                 break
             except self._hs.ScanTerminated:
-                base = _rest_of_line(data, found[-1], tracebacks, extra_markers, sizes)
+                base = _rest_of_line(data, found[-1], tracebacks, extra_markers, sizes, self.word_ends)
                 checked = len(found)
                 if base >= len(data):
                     break

@@ -173,7 +173,7 @@ class RegionFinder:
         ends: list[int] = []
         heads: list[int] = []
         # the middle's lines are judged by their keys, but every line's world size counts (copies too)
-        words = [first_nl + 1 + e for e in self.engine.word_ends(chunk[first_nl + 1 : last_nl])]
+        words = self.engine.word_ends(chunk, first_nl + 1, last_nl)
         for offset, piece in ((0, head), (last_nl + 1, tail)):
             if piece:
                 scanned = self.engine.scan(piece)
