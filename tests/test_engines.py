@@ -218,6 +218,33 @@ def test_forked_ranges_return_in_order_and_report_a_failed_worker():
         os.waitpid(-1, os.WNOHANG)
 
 
+def test_a_split_file_hands_over_the_first_shares_regions_before_waiting_for_the_workers(tmp_path, monkeypatch):
+    # the caller frames the first share's regions while the forked worker still scans the second; stopping
+    # early (the caller failed) kills and reaps the worker
+    from denpex.catalog import load
+    from denpex.scan.engines import _build
+
+    step = "[rank{r}]: step {s} loss 0.51 lr 3.0e-04 grad_norm 0.100 tokens/s 1000\n"
+    body = "".join(step.format(r=s % 4, s=s) for s in range(120_000))
+    log = tmp_path / "big.log"
+    log.write_text("[rank1]: RuntimeError: an early failure\n" + body + "[rank2]: RuntimeError: a late one\n" + body)
+    events: list[str] = []
+    read_result = parallel._child_result
+    monkeypatch.setattr(parallel, "_child_result", lambda pid, fd: events.append("worker") or read_result(pid, fd))
+    scan = parallel.scan_file(str(log), _build(load(), _engines()[-1]).fresh(), 100, 60, 2)
+    regions = iter(scan.regions)
+    first = next(regions)
+    assert b"an early failure" in first.data and events == []  # handed over before the worker's result was read
+    rest = list(regions)
+    assert events == ["worker"] and any(b"a late one" in region.data for region in rest)
+    assert scan.lines_total == 2 * 120_000 + 2
+    early = parallel.scan_file(str(log), _build(load(), _engines()[-1]).fresh(), 100, 60, 2).regions
+    next(iter(early))
+    early.close()  # type: ignore[attr-defined]
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
 @pytest.mark.parametrize("engine", _engines())
 def test_colour_codes_inside_an_anchor_do_not_hide_it_on_the_fast_path(engine, tmp_path):
     # issue 14, item 1: `CUDA \x1b[1mout of memory\x1b[0m` padded past the fast path's threshold

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, TypeVar
 
@@ -154,7 +154,7 @@ def _merge(regions: list[Region]) -> list[Region]:
 
 @dataclass(slots=True)
 class FileScan:
-    regions: list[Region]
+    regions: Iterable[Region]  # in file order; from scan_file, as they become known (read the rest after them)
     lines_total: int
     ranks: set[int]
     candidates: int
@@ -164,41 +164,55 @@ class FileScan:
 
 
 def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
-    """One plain file over `workers` processes."""
+    """One plain file over `workers` processes.
+
+    Its regions come as soon as they are known: this process scans the first share, and while the forked
+    workers still scan theirs, the caller analyses the first share's regions (on two cores that framing was
+    ~0.1 s of a ~1.2 s scan of 1 GiB, done after both had finished). The other fields are complete once the
+    regions have all been read.
+    """
     global _ENGINE
     size = os.path.getsize(path)
-    ranges = split(path, size, workers)
     _ENGINE = engine
-    jobs = [(path, a, b, size, before, after) for a, b in ranges]
-    results = run_split(_scan_range, jobs)
-    regions: list[Region] = []
+    jobs = [(path, a, b, size, before, after) for a, b in split(path, size, workers)]
+    scan = FileScan([], 0, set(), 0, {}, Reading(path))
+    scan.regions = _regions_in_order(scan, jobs)
+    return scan
+
+
+def _regions_in_order(scan: FileScan, jobs: list[tuple[str, int, int, int, int, int]]) -> Iterator[Region]:
+    """Each share's regions, shifted to absolute offsets and line numbers and merged where they touch; those that
+    no later share can touch are released before the later shares are waited for."""
+    assert scan.reading is not None
+    path, size = jobs[0][0], jobs[0][3]
+    held: list[Region] = []
     lines_before_own = 0
-    ranks: set[int] = set()
-    candidates = 0
-    skipped: dict[int, int] = {}
-    reading = Reading(path)
-    world_size: int | None = None
-    for res in results:
-        reading.merge(Reading(path, nul_bytes=res.nul_bytes, first_nul=res.first_nul))
+    for k, res in enumerate(iter_split(_scan_range, jobs)):
+        scan.reading.merge(Reading(path, nul_bytes=res.nul_bytes, first_nul=res.first_nul))
         for key, copies in res.skipped.items():
-            skipped[key] = skipped.get(key, 0) + copies
+            scan.skipped[key] = scan.skipped.get(key, 0) + copies
         base = lines_before_own - res.newlines_before_own  # newlines before read_start
-        for region in res.regions:
-            shift = res.read_start
-            regions.append(Region(region.start + shift, region.end + shift, region.first_line + base,
-                                  region.data, [h + shift for h in region.hits]))
+        shift = res.read_start
+        held = _merge(held + [Region(region.start + shift, region.end + shift, region.first_line + base,
+                                     region.data, [h + shift for h in region.hits]) for region in res.regions])
         lines_before_own += res.newlines_own
-        ranks |= res.ranks
-        candidates += res.candidates
-        world_size = larger(world_size, res.world_size)
-    with open(path, "rb") as handle:
-        if size:
+        scan.ranks |= res.ranks
+        scan.candidates += res.candidates
+        scan.world_size = larger(scan.world_size, res.world_size)
+        if k + 1 < len(jobs):
+            reach = jobs[k + 1][1] - _BACK_READ  # the next share reads nothing before this
+            ready = 0
+            while ready < len(held) and held[ready].end < reach:
+                ready += 1
+            yield from held[:ready]
+            del held[:ready]
+    yield from held
+    unterminated = False
+    if size:
+        with open(path, "rb") as handle:
             handle.seek(size - 1)
             unterminated = handle.read(1) != b"\n"
-        else:
-            unterminated = False
-    return FileScan(_merge(regions), lines_before_own + int(unterminated), ranks, candidates, skipped, reading,
-                    world_size)
+    scan.lines_total = lines_before_own + int(unterminated)
 
 
 class WorkerFailed(RuntimeError):
@@ -210,10 +224,16 @@ Result = TypeVar("Result")
 
 
 def run_split(func: Callable[[Job], Result], jobs: list[Job]) -> list[Result]:
-    """func over equal-sized jobs: the first here, each other in a forked child; results in job order.
+    """func over equal-sized jobs: the first here, each other in a forked child; results in job order."""
+    return list(iter_split(func, jobs))
+
+
+def iter_split(func: Callable[[Job], Result], jobs: list[Job]) -> Iterator[Result]:
+    """run_split's results one at a time: the first (this process's) while the children still run.
 
     Cheaper than a multiprocessing.Pool (no pool threads, no task queue: ~15 ms less on a 1 GiB scan)
-    and this process does a share of the work instead of waiting.
+    and this process does a share of the work instead of waiting. Closing the iterator early (the caller
+    failed) stops and reaps the children.
     """
     children: list[tuple[int, int]] = []
     try:
@@ -225,13 +245,13 @@ def run_split(func: Callable[[Job], Result], jobs: list[Job]) -> list[Result]:
                 _child_main(func, job, write_fd)
             os.close(write_fd)
             children.append((pid, read_fd))
-        results = [func(jobs[0])] if jobs else []
+        if jobs:
+            yield func(jobs[0])
         while children:
             pid, read_fd = children.pop(0)
-            results.append(_child_result(pid, read_fd))
-        return results
+            yield _child_result(pid, read_fd)
     finally:
-        for pid, read_fd in children:  # this process failed first: stop the others, reap them
+        for pid, read_fd in children:  # this process failed first, or its caller stopped: stop the others
             os.close(read_fd)
             try:
                 os.kill(pid, signal.SIGKILL)
