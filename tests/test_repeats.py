@@ -161,3 +161,17 @@ def test_copies_whose_digits_change_an_anchor_are_counted_on_every_path(tmp_path
     assert any(", 99)" in group for group in expected[2]), expected
     for engine in _engines():
         assert _key(diagnose(path, engine=engine, workers=1)) == expected, engine
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    picks=st.lists(st.tuples(st.integers(0, len(POOL) - 1), st.integers(0, 9), st.integers(0, 3)), max_size=40),
+    shape=st.sampled_from(["{}", "[rank{r}]:{}", "[default{r}]:[rank{r}]: {}", "{r}: {}", "\x1b[1m{}\x1b[0m", "x\r{}"]),
+)
+def test_keys_made_in_one_batch_are_the_keys_of_each_line(picks, shape):
+    # the dense path keys a chunk's lines in one batch (scan.repeats._repeat_keys), the line path one line at a
+    # time (repeat_key): one rule, so both must give every line the same key
+    from denpex.scan.repeats import _repeat_keys
+
+    lines = [shape.format(re.sub(r"\d", str(d), POOL[i]), r=r).encode() for i, d, r in picks]
+    assert _repeat_keys(lines) == [repeat_key(line) for line in lines]
