@@ -21,7 +21,7 @@ import bisect
 from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
-from operator import getitem, methodcaller, not_
+from operator import getitem, methodcaller
 
 from denpex.ingest.lines import shown_bytes
 from denpex.masking import MASK_DIGITS as _MASK_DIGITS
@@ -149,17 +149,21 @@ class RepeatFilter:
         lines = chunk[start:last_nl].split(b"\n")
         keys = _repeat_keys(lines, (chunk, start, last_nl))
         seen, skipped, settled = self.seen, self.skipped, self.settled
-        known = list(map(seen.__contains__, keys))
-        copies = sum(known)
-        if copies:
-            for key, n in Counter(compress(keys, known)).items():
+        # looked up once per distinct key, not per line: a dense chunk holds a few keys many times over
+        copies = 0
+        unsettled: set[int] = set()
+        for key, n in Counter(keys).items():
+            if key in seen:
                 skipped[key] = skipped.get(key, 0) + n
+                copies += n
+            elif key not in settled:
+                unsettled.add(key)
         heads: list[int] = []
         at = chunk.find(TRACEBACK, start, last_nl)
         while at >= 0:  # every header, copies included: a region reaches back to its traceback's header
             heads.append(at)
             at = chunk.find(TRACEBACK, at + 1, last_nl)
-        fresh = list(compress(range(len(lines)), map(not_, map(settled.__contains__, keys))))
+        fresh = list(compress(range(len(lines)), map(unsettled.__contains__, keys))) if unsettled else []
         result = ScanResult([], [], set())
         kept: list[int] = []
         if fresh:
