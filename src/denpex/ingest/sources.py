@@ -26,6 +26,7 @@ from denpex.ingest import error_files, flight_recorder
 from denpex.ingest.headers import ANSI
 from denpex.ingest.pipelined import Pipelined
 from denpex.ingest.reading import Reading
+from denpex.ingest.zstd_frames import is_zstd_error
 
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".bz2": "bzip2", ".xz": "xz"}
 _MAGIC = (
@@ -112,7 +113,7 @@ class Source:
         except DenpexInputError:
             raise
         except Exception as exc:
-            if not isinstance(exc, (OSError, EOFError, lzma.LZMAError, zlib.error)) and not _is_zstd_error(exc):
+            if not isinstance(exc, (OSError, EOFError, lzma.LZMAError, zlib.error)) and not is_zstd_error(exc):
                 raise
             reason = _reason(exc, self.compression)
             if reading is None or delivered == 0:
@@ -207,10 +208,6 @@ class _HeadThen(io.RawIOBase):
             self._handle.close()
         finally:
             super().close()
-
-
-def _is_zstd_error(exc: BaseException) -> bool:
-    return type(exc).__name__ == "ZstdError" or type(exc).__module__.startswith("zstandard")
 
 
 def rank_from_path(path: str) -> int | None:

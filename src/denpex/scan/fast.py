@@ -5,12 +5,14 @@ Used for inputs over api.FAST_PATH_BYTES; tests prove it gives the line path's d
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 from denpex.analyze.collect import AFTER_LINES, Collector
 from denpex.ingest import Source
 from denpex.ingest.lines import build_line, shown_bytes, source_bytes
 from denpex.ingest.reading import Reading
+from denpex.ingest.zstd_frames import Frame, frame_index, is_zstd_error, open_text
 from denpex.model import RankState
 from denpex.scan import parallel
 from denpex.scan.allocator import keep_freed_buffers
@@ -39,12 +41,46 @@ def _scan_source(job: tuple[Source, int, int]) -> FileScan:
                     reading, finder.stats.world_size)
 
 
-def _splittable(source: Source) -> bool:
-    """A plain file can be cut into byte ranges; compressed or UTF-16 input is read as one stream."""
-    if source.path is None or source.compression is not None or source.size_hint() < PARALLEL_FILE_BYTES:
+def _text_frames(source: Source) -> list[Frame] | None:
+    """The frame index of a .zst of several sized frames (ingest.zstd_frames): it can be split like a plain file."""
+    if source.path is None or source.compression != "zstd":
+        return None
+    return frame_index(str(source.path), os.path.getsize(source.path))
+
+
+def _splittable(source: Source, frames: list[Frame] | None) -> bool:
+    """A plain file, or a .zst with a frame index, can be cut into byte ranges of its text; other compressed
+    input and UTF-16 are read as one stream."""
+    if source.path is None or (source.compression is not None and frames is None):
         return False
-    with open(source.path, "rb") as handle:
+    size = source.size_hint() if frames is None else frames[-1].text_start + frames[-1].text_size
+    if size < PARALLEL_FILE_BYTES:
+        return False
+    with open_text(str(source.path), frames) as handle:
         return handle.read(2) not in (b"\xff\xfe", b"\xfe\xff")
+
+
+def _split_scan(source: Source, context: int, after: int, workers: int) -> FileScan | None:
+    """One file over `workers` processes; None when a .zst turns out damaged inside a frame (read as one
+    stream instead, which reads up to the damage and says where it stopped)."""
+    assert parallel._ENGINE is not None
+    frames = _text_frames(source)
+    if frames is None:
+        if not _splittable(source, None):
+            return None
+        assert source.path is not None
+        return parallel.scan_file(str(source.path), parallel._ENGINE, context, after, workers)  # regions stream
+    try:
+        if not _splittable(source, frames):
+            return None
+        scan = parallel.scan_file(str(source.path), parallel._ENGINE, context, after, workers, frames)
+        scan.regions = list(scan.regions)  # a damaged frame fails here, before any region is analysed
+    except Exception as exc:
+        if not isinstance(exc, (parallel.WorkerFailed, OSError, EOFError)) and not is_zstd_error(exc):
+            raise
+        parallel._ENGINE = parallel._ENGINE.fresh()  # the failed shares' ranks were never reported
+        return None
+    return scan
 
 
 def _admitted_lines(region: Region, raws: list[bytes], across_shares: RepeatFilter) -> dict[int, int] | None:
@@ -88,11 +124,9 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
     use_numpy_for(sum(source.size_hint() for source in sources))
     parallel._ENGINE = best_engine(collector.catalog, engine_name).fresh()
     after = max([AFTER_LINES] + [d.within for e in collector.catalog.entries for d in e.details])
-    if len(sources) == 1 and workers > 1 and _splittable(sources[0]):
-        assert sources[0].path is not None
-        scans: Iterator[FileScan] = iter(
-            [parallel.scan_file(str(sources[0].path), parallel._ENGINE, context, after, workers)]
-        )
+    split = _split_scan(sources[0], context, after, workers) if len(sources) == 1 and workers > 1 else None
+    if split is not None:
+        scans: Iterator[FileScan] = iter([split])
     else:
         scans = parallel.map_files(_scan_source, [(s, context, after) for s in sources], workers)  # type: ignore[assignment]
     base = 0

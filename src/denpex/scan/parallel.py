@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, TypeVar
 
 from denpex.ingest.reading import Reading
+from denpex.ingest.zstd_frames import Frame, open_text
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
@@ -26,6 +27,7 @@ from denpex.scan.repeats import RepeatFilter
 from denpex.scan.world_size import larger
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
+_FRAMES: list[Frame] | None = None  # the file is a multi-frame .zst read through its index (ingest.zstd_frames)
 _PROGRESS: tuple[Callable[[int], None], int] | None = None  # (told the bytes scanned, the pid that may tell it)
 CHUNK_BYTES = 1 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
@@ -70,7 +72,7 @@ def cores() -> int:
 def split(path: str, size: int, parts: int) -> list[tuple[int, int]]:
     """Byte ranges that start and end on line boundaries."""
     bounds = [0]
-    with open(path, "rb") as handle:
+    with open_text(path, _FRAMES) as handle:
         for k in range(1, parts):
             handle.seek(size * k // parts)
             handle.readline()  # move to the start of the next line
@@ -86,7 +88,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
     assert _ENGINE is not None
     read_start = max(0, own_start - _BACK_READ)
     if read_start:
-        with open(path, "rb") as handle:  # begin on a line boundary
+        with open_text(path, _FRAMES) as handle:  # begin on a line boundary
             handle.seek(read_start)
             handle.readline()
             read_start = min(handle.tell(), own_start)
@@ -101,7 +103,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int]) -> RangeResult:
     # that hold those offsets are counted a second time, in part
     before_own = 0 if own_start == read_start else None
     before_end = None
-    with open(path, "rb") as handle:
+    with open_text(path, _FRAMES) as handle:
         handle.seek(read_start)
         pos = read_start
         for chunk in _reads(handle, read_end - read_start):
@@ -163,17 +165,18 @@ class FileScan:
     world_size: int | None = None  # the largest the lines print (scan.world_size)
 
 
-def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int) -> FileScan:
-    """One plain file over `workers` processes.
+def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int,
+              frames: list[Frame] | None = None) -> FileScan:
+    """One plain file, or a multi-frame .zst through its frame index (`frames`), over `workers` processes.
 
     Its regions come as soon as they are known: this process scans the first share, and while the forked
     workers still scan theirs, the caller analyses the first share's regions (on two cores that framing was
     ~0.1 s of a ~1.2 s scan of 1 GiB, done after both had finished). The other fields are complete once the
     regions have all been read.
     """
-    global _ENGINE
-    size = os.path.getsize(path)
-    _ENGINE = engine
+    global _ENGINE, _FRAMES
+    _ENGINE, _FRAMES = engine, frames
+    size = os.path.getsize(path) if frames is None else frames[-1].text_start + frames[-1].text_size
     jobs = [(path, a, b, size, before, after) for a, b in split(path, size, workers)]
     scan = FileScan([], 0, set(), 0, {}, Reading(path))
     scan.regions = _regions_in_order(scan, jobs)
@@ -209,7 +212,7 @@ def _regions_in_order(scan: FileScan, jobs: list[tuple[str, int, int, int, int, 
     yield from held
     unterminated = False
     if size:
-        with open(path, "rb") as handle:
+        with open_text(path, _FRAMES) as handle:
             handle.seek(size - 1)
             unterminated = handle.read(1) != b"\n"
     scan.lines_total = lines_before_own + int(unterminated)

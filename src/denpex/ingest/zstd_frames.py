@@ -1,0 +1,194 @@
+"""A zstd file of several independent frames, read from any offset of its text: what lets one .zst be
+scanned on every core (scan.parallel), each core decompressing only its own frames.
+
+pzstd writes such files, and so does anything that appends compressed pieces to one file (log rotation,
+`zstd -c part >> log.zst`). The frames are found by walking their headers and block headers (RFC 8878),
+without decompressing anything: a frame's text size is in its header when the writer knew it. A file whose
+frames do not all say their size, that uses a dictionary, or whose structure does not add up exactly to the
+file's size, has no index here: it is read as one stream, as before (so a damaged file still gets the partial
+answer that streaming gives). One zstd frame, what `zstd` writes by default even with `-T`, cannot be split.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO
+
+_MAGIC = 0xFD2FB528
+_SKIPPABLE = 0x184D2A50  # to 0x184D2A5F
+_BLOCK_RESERVED = 3
+_MAX_FRAMES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    offset: int  # where the frame starts in the file
+    text_start: int  # where its text starts in the decompressed stream
+    text_size: int
+
+
+def frame_index(path: str, file_size: int) -> list[Frame] | None:
+    """The file's data frames, in order; None unless it has at least two and every one is sound and sized."""
+    frames: list[Frame] = []
+    text = 0
+    try:
+        with open(path, "rb") as handle:
+            offset = 0
+            while offset < file_size:
+                if len(frames) > _MAX_FRAMES:
+                    return None
+                handle.seek(offset)
+                head = handle.read(18)  # magic, descriptor, window, 4-byte dictionary id, 8-byte size
+                if len(head) < 8:
+                    return None
+                (magic,) = struct.unpack_from("<I", head)
+                if magic & 0xFFFFFFF0 == _SKIPPABLE:
+                    (length,) = struct.unpack_from("<I", head, 4)
+                    offset += 8 + length
+                    continue
+                if magic != _MAGIC:
+                    return None
+                size, header = _frame_header(head)
+                if size is None:
+                    return None
+                end = _frame_end(handle, offset + header, file_size, head[4] & 0x04 != 0)
+                if end is None:
+                    return None
+                frames.append(Frame(offset, text, size))
+                text += size
+                offset = end
+    except OSError:
+        return None
+    return frames if offset == file_size and len(frames) >= 2 else None
+
+
+def _frame_header(head: bytes) -> tuple[int | None, int]:
+    """(the frame's text size, or None when its header does not say it or needs a dictionary; header length)."""
+    descriptor = head[4]
+    size_flag, single_segment, dictionary_flag = descriptor >> 6, descriptor >> 5 & 1, descriptor & 3
+    if descriptor & 0x08 or dictionary_flag:  # reserved bit set, or a dictionary we do not have
+        return None, 0
+    at = 5 + (0 if single_segment else 1)
+    width = (1 if single_segment else 0, 2, 4, 8)[size_flag]
+    if width == 0:
+        return None, 0
+    value = int.from_bytes(head[at:at + width], "little")
+    return (value + 256 if width == 2 else value), at + width
+
+
+def _frame_end(handle: BinaryIO, offset: int, file_size: int, checksum: bool) -> int | None:
+    """Where the frame whose blocks start at `offset` ends, walking its block headers; None if it does not add up."""
+    while True:
+        handle.seek(offset)
+        block = handle.read(3)
+        if len(block) < 3:
+            return None
+        value = int.from_bytes(block, "little")
+        last, kind, size = value & 1, value >> 1 & 3, value >> 3
+        if kind == _BLOCK_RESERVED:
+            return None
+        offset += 3 + (1 if kind == 1 else size)  # an RLE block stores its byte once
+        if offset > file_size:
+            return None
+        if last:
+            offset += 4 if checksum else 0
+            return offset if offset <= file_size else None
+
+
+class FramedReader:
+    """The decompressed text of an indexed multi-frame file, from any offset: seek() finds the frame holding the
+    offset and decompresses from its start, so a reader at the end of the file never decompresses its head.
+    What the scanners use of a binary file: read, readline, seek, tell."""
+
+    def __init__(self, path: str, frames: list[Frame]) -> None:
+        import zstandard
+
+        self._zstd = zstandard
+        self._raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._frames = frames
+        self._size = frames[-1].text_start + frames[-1].text_size
+        self._pos = 0
+        self._stream: BinaryIO | None = None
+        self._pending = b""  # read past a newline by readline
+
+    def __enter__(self) -> FramedReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int) -> int:
+        target = max(0, min(offset, self._size))
+        frame = self._frame_of(target)
+        self._raw.seek(frame.offset)
+        self._stream = self._zstd.ZstdDecompressor().stream_reader(self._raw, read_across_frames=True,
+                                                                   closefd=False)
+        self._pending = b""
+        skip = target - frame.text_start
+        while skip > 0:
+            got = self._stream.read(min(skip, 1 << 20))
+            if not got:
+                break
+            skip -= len(got)
+        self._pos = target - skip
+        return self._pos
+
+    def _frame_of(self, target: int) -> Frame:
+        lo, hi = 0, len(self._frames) - 1
+        while lo < hi:  # the last frame starting at or before target
+            mid = (lo + hi + 1) // 2
+            if self._frames[mid].text_start <= target:
+                lo = mid
+            else:
+                hi = mid - 1
+        return self._frames[lo]
+
+    def read(self, size: int) -> bytes:
+        if self._stream is None:
+            self.seek(self._pos)
+        assert self._stream is not None
+        if self._pending:
+            got, self._pending = self._pending[:size], self._pending[size:]
+        else:
+            got = self._stream.read(size)
+            while 0 < len(got) < size:  # a frame's end: the reader stops there, the text goes on
+                more = self._stream.read(size - len(got))
+                if not more:
+                    break
+                got += more
+        self._pos += len(got)
+        return got
+
+    def readline(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            piece = self.read(1 << 16)
+            if not piece:
+                break
+            newline = piece.find(b"\n")
+            if newline >= 0:
+                parts.append(piece[: newline + 1])
+                self._pending = piece[newline + 1 :] + self._pending
+                self._pos -= len(piece) - newline - 1
+                break
+            parts.append(piece)
+        return b"".join(parts)
+
+
+def is_zstd_error(exc: BaseException) -> bool:
+    """A zstandard failure (a damaged frame), without importing zstandard to ask."""
+    return type(exc).__name__ == "ZstdError" or type(exc).__module__.startswith("zstandard")
+
+
+def open_text(path: str, frames: list[Frame] | None) -> BinaryIO | FramedReader:
+    """The file's text as a seekable binary stream: the file itself, or its frames decompressed on demand."""
+    if frames is None:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+    return FramedReader(path, frames)
