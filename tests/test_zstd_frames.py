@@ -93,3 +93,30 @@ def test_a_damaged_frame_falls_back_to_the_stream_and_its_partial_answer(tmp_pat
     two = diagnose(framed, workers=2)
     assert _key(two) == _key(one)
     assert any("after" in note for note in two.notes), two.notes  # where the stream stopped
+
+
+def test_the_walk_gives_up_on_more_blocks_than_it_is_worth(tmp_path, monkeypatch):
+    # a hostile file of tiny frames or blocks must not stall the start: past the budget it is one stream
+    from denpex.ingest import zstd_frames
+
+    framed = _frames(tmp_path / "log.zst", _text(), frame=1 << 16)
+    assert frame_index(str(framed), framed.stat().st_size) is not None
+    monkeypatch.setattr(zstd_frames, "_MAX_BLOCKS", 10)
+    assert frame_index(str(framed), framed.stat().st_size) is None
+    monkeypatch.setattr(zstd_frames, "_MAX_BLOCKS", 1 << 21)
+    monkeypatch.setattr(zstd_frames, "_MAX_FRAMES", 10)
+    assert frame_index(str(framed), framed.stat().st_size) is None
+
+
+def test_a_frame_whose_header_lies_about_its_size_is_caught_by_the_decompressor(tmp_path, monkeypatch):
+    monkeypatch.setattr("denpex.scan.fast.PARALLEL_FILE_BYTES", 1 << 20)
+    text = _text()
+    compressor = zstandard.ZstdCompressor(level=1)
+    frames = [bytearray(compressor.compress(text[at:at + (1 << 20)])) for at in range(0, len(text), 1 << 20)]
+    assert frames[1][4] == 0b10000000  # a 4-byte content size right after the descriptor and window bytes
+    size = int.from_bytes(frames[1][6:10], "little")
+    frames[1][6:10] = (size - 1000).to_bytes(4, "little")
+    path = tmp_path / "lying.zst"
+    path.write_bytes(b"".join(frames))
+    assert frame_index(str(path), path.stat().st_size) is not None  # the structure adds up
+    assert _key(diagnose(path, workers=2)) == _key(diagnose(path, workers=1))

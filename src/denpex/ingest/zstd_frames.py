@@ -18,7 +18,11 @@ from typing import BinaryIO
 _MAGIC = 0xFD2FB528
 _SKIPPABLE = 0x184D2A50  # to 0x184D2A5F
 _BLOCK_RESERVED = 3
-_MAX_FRAMES = 1 << 20
+# Walking headers costs a seek and a read per block: past these, streaming is cheaper than the walk (a zstd
+# block holds up to 128 KiB of text, so 2M blocks is at least ~250 GiB of log) and a hostile file of tiny
+# blocks cannot stall the start
+_MAX_FRAMES = 1 << 16
+_MAX_BLOCKS = 1 << 21
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,7 @@ def frame_index(path: str, file_size: int) -> list[Frame] | None:
     """The file's data frames, in order; None unless it has at least two and every one is sound and sized."""
     frames: list[Frame] = []
     text = 0
+    budget = [_MAX_BLOCKS]
     try:
         with open(path, "rb") as handle:
             offset = 0
@@ -52,7 +57,7 @@ def frame_index(path: str, file_size: int) -> list[Frame] | None:
                 size, header = _frame_header(head)
                 if size is None:
                     return None
-                end = _frame_end(handle, offset + header, file_size, head[4] & 0x04 != 0)
+                end = _frame_end(handle, offset + header, file_size, head[4] & 0x04 != 0, budget)
                 if end is None:
                     return None
                 frames.append(Frame(offset, text, size))
@@ -77,9 +82,13 @@ def _frame_header(head: bytes) -> tuple[int | None, int]:
     return (value + 256 if width == 2 else value), at + width
 
 
-def _frame_end(handle: BinaryIO, offset: int, file_size: int, checksum: bool) -> int | None:
-    """Where the frame whose blocks start at `offset` ends, walking its block headers; None if it does not add up."""
+def _frame_end(handle: BinaryIO, offset: int, file_size: int, checksum: bool, budget: list[int]) -> int | None:
+    """Where the frame whose blocks start at `offset` ends, walking its block headers; None if it does not add up
+    or the walk would take more than `budget[0]` more blocks."""
     while True:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
         handle.seek(offset)
         block = handle.read(3)
         if len(block) < 3:
