@@ -20,6 +20,9 @@ realistic log (bounded repetitions such as `[^\\n]{0,2000}` defeat its DFA); `--
 with a time limit. `--patterns` times 300 and 3,000 synthetic anchors on the realistic log (Python API).
 
     python benchmarks/bench_real.py --sizes 256M,1G [--density-size 256M] [--patterns] [--compressed 64M]
+
+--compressed also times a .zst of one frame against one of 16 MiB frames that record their sizes, on one worker
+and on every core (the second is split across cores from a text of 64 MiB on: use --compressed 256M for that).
 """
 
 from __future__ import annotations
@@ -168,6 +171,34 @@ def compressed(work: Path, source: Path, size: int, repeat: int) -> None:
         t_dec = run(["sh", "-c", f"{' '.join(unpack)} '{path}' > /dev/null"], repeat=repeat)[0]
         print(f"| .{suffix} | {path.stat().st_size / 1e6:,.1f} | {t:.2f} | {t - t_plain:+.2f} | {t_dec:.2f} | "
               f"{t - t_plain - t_dec:+.2f} |", flush=True)
+    zst_layouts(work, plain, repeat)
+
+
+def zst_layouts(work: Path, plain: Path, repeat: int) -> None:
+    """A .zst of one frame is one stream; one of several frames that record their size is split over the cores
+    (ingest.zstd_frames). Both against the plain file, on one worker and on every core (the split needs a text
+    of at least fast.PARALLEL_FILE_BYTES)."""
+    import zstandard
+
+    ncores = len(os.sched_getaffinity(0))
+    framed = work / f"{plain.name}.frames.zst"
+    if not framed.exists():
+        compressor = zstandard.ZstdCompressor(level=1)  # each frame records its size in its header
+        with open(plain, "rb") as src, open(framed, "wb") as dst:
+            while piece := src.read(16 << 20):
+                dst.write(compressor.compress(piece))
+    one = work / f"{plain.name}.zst"
+    print(f"\n| .zst layout | file MB | denpex 1 worker s | denpex {ncores} workers s | zstd -dc s |")
+    print("|---|---|---|---|---|")
+    for name, path in (("plain (no compression)", plain), ("one frame (zstd -1)", one),
+                       ("16 MiB frames with sizes (python-zstandard)", framed)):
+        if not path.exists():
+            continue
+        t1 = run(denpex_cli(path, "auto", 1), env=BENCH_ENV, repeat=repeat)[0]
+        tn = run(denpex_cli(path, "auto", ncores), env=BENCH_ENV, repeat=repeat)[0]
+        t_dec = (run(["sh", "-c", f"zstd -dcq '{path}' > /dev/null"], repeat=repeat)[0]
+                 if path.suffix == ".zst" and shutil.which("zstd") else float("nan"))
+        print(f"| {name} | {path.stat().st_size / 1e6:,.1f} | {t1:.2f} | {tn:.2f} | {t_dec:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
