@@ -122,3 +122,18 @@ def test_a_frame_whose_header_lies_about_its_size_is_caught_by_the_decompressor(
     path.write_bytes(b"".join(frames))
     assert frame_index(str(path), path.stat().st_size) is not None  # the structure adds up
     assert _key(diagnose(path, workers=2)) == _key(diagnose(path, workers=1))
+
+
+def test_skippable_frames_count_against_the_walk_budget(tmp_path, monkeypatch):
+    # skippable frames hold no text but are walked too: a file of millions of them must not stall the start
+    import struct
+
+    from denpex.ingest import zstd_frames
+
+    framed = tmp_path / "log.zst"
+    two_frames = _frames(tmp_path / "two.zst", _text(), frame=len(_text()) // 2 + 1).read_bytes()
+    skippable = struct.pack("<II", 0x184D2A50, 0)
+    framed.write_bytes(skippable * 20 + two_frames)
+    assert frame_index(str(framed), framed.stat().st_size) is not None  # skippable frames are allowed
+    monkeypatch.setattr(zstd_frames, "_MAX_FRAMES", 10)
+    assert frame_index(str(framed), framed.stat().st_size) is None

@@ -37,11 +37,13 @@ def frame_index(path: str, file_size: int) -> list[Frame] | None:
     frames: list[Frame] = []
     text = 0
     budget = [_MAX_BLOCKS]
+    walked = 0  # frames of either kind: a file of millions of empty skippable frames is a stream too
     try:
         with open(path, "rb") as handle:
             offset = 0
             while offset < file_size:
-                if len(frames) > _MAX_FRAMES:
+                walked += 1
+                if walked > _MAX_FRAMES:
                     return None
                 handle.seek(offset)
                 head = handle.read(18)  # magic, descriptor, window, 4-byte dictionary id, 8-byte size
