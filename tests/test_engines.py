@@ -177,6 +177,20 @@ def test_hyperscan_leaves_the_frontier_when_it_stops_paying_and_still_finds_ever
     assert not session.fresh()._per_rank  # a new session starts on the frontier again
 
 
+def test_a_rank_past_the_per_rank_literals_seen_on_the_frontier_keeps_the_exact_pass_after_the_switch():
+    # rank 5000 showed while on the frontier; after the switch to per-rank literals (which stop at 4095) a
+    # rank 6000 first seen later must still be found
+    pytest.importorskip("hyperscan")
+    from denpex.catalog import load
+    from denpex.scan.engines import HyperscanEngine
+
+    session = HyperscanEngine(load()).fresh()
+    assert session.scan(b"[rank5000]: first\n").ranks == {5000}
+    assert session.scan(b"".join(b"[rank%d]: step\n" % k for k in range(100))).ranks == set(range(100))
+    assert session._per_rank
+    assert session.scan(b"[rank6000]: late\n").ranks == {6000}
+
+
 def test_anchors_that_could_hide_a_rank_marker_are_detected():
     # RE2 finds anchors and unknown rank markers in one pass only when neither can overlap the other
     from denpex.scan.engines import _overlaps_rank_marker

@@ -575,6 +575,8 @@ class HyperscanEngine:
             self._rebuilds += 1
         if len(self._known) > _FRONTIER_MAX_KNOWN or self._rebuilds > _FRONTIER_REBUILDS or wasted >= _SWITCH_AT:
             self._use(dense=False)
+            # a rank past the per-rank literals already showed: the job has more, found by the exact regex pass
+            self._many_ranks = any(rank >= _RANK_LIMIT - 1 for rank in self._known)
         elif new:
             self._use_frontier()
         return new
