@@ -79,3 +79,16 @@ def test_a_size_on_a_line_longer_than_a_chunk_is_read_as_the_line_path_reads_it(
     assert _line_path(data) == 12
     for engine in _engines():
         assert _fast_path(data, engine, 1 << 16, dense=False) == 12, engine
+
+
+def test_an_anchor_that_overlaps_a_world_size_word_is_still_a_candidate():
+    # `world size mismatch, m1:` holds the word `world size` and the catalog's anchor `size mismatch, m1:`:
+    # finding the word must not hide the anchor (RE2 once resumed its search after the word)
+    from denpex.api import diagnose
+
+    text = "[rank0]: world size mismatch, m1: [64 x 320], m2: [640 x 10]\n"
+    expected = diagnose(text, engine="lines").root_cause
+    assert expected is not None
+    for engine in _engines():
+        root = diagnose(text, engine=engine).root_cause
+        assert root is not None and root.entry_id == expected.entry_id, engine

@@ -96,6 +96,11 @@ def _line_end(data: bytes, end: int) -> int:
     return len(data) if newline < 0 else newline
 
 
+def _no_words(data: bytes, start: int, stop: int) -> list[int]:
+    """For an engine that finds the world-size words in a pass of their own."""
+    return []
+
+
 def _rest_of_line(data: bytes, end: int, tracebacks: list[int], markers: list[tuple[int, int]],
                   sizes: list[int], word_ends: Callable[[bytes, int, int], list[int]]) -> int:
     """Where to look for the next hit after one that ends at `end`: the end of its line.
@@ -282,7 +287,9 @@ class Re2Engine:
 
         self._re2 = re2
         plain, folded = anchors_of(catalog)
-        literals = plain + list(STRUCTURAL_LITERALS) + list(WORLD_SIZE_WORDS)
+        # the world-size words have their own pass: in the alternation a word's match hid an anchor overlapping it
+        # (`world size mismatch, m1:` holds the anchor `size mismatch, m1:`)
+        literals = plain + list(STRUCTURAL_LITERALS)
         self._literals = b"|".join(any_digits(re.escape(key)) for key in literals)
         self._options = re2.Options()
         self._options.never_capture = True
@@ -316,7 +323,6 @@ class Re2Engine:
         found: list[int] = []
         tracebacks: list[int] = []
         markers: list[tuple[int, int]] = []
-        sizes: list[int] = []
         search = self._plain.search
         pos = 0
         while (match := search(data, pos)) is not None:
@@ -325,20 +331,16 @@ class Re2Engine:
                 markers.append((start, int(marker.group(1))))
                 pos = end
                 continue
-            if end - start == WORD_LENGTH and data[start:end] in WORLD_SIZE_WORDS:
-                sizes.append(end)
-                pos = end
-                continue
             found.append(end)
             if end - start == len(TRACEBACK) and data.startswith(TRACEBACK, start):
                 tracebacks.append(start)
-            pos = _rest_of_line(data, end, tracebacks, markers, sizes, self.word_ends)
+            pos = _rest_of_line(data, end, tracebacks, markers, [], _no_words)
         if self._folded is not None:
             search, pos = self._folded.search, 0
             while (match := search(data, pos)) is not None:
                 found.append(match.end())
                 pos = _line_end(data, match.end())
-        sizes.sort()
+        sizes = self.word_ends(data, 0, len(data))
         if not ranks:
             return ScanResult(found, tracebacks, set(), sizes)
         if not self._ranks_inline or len(self._known) > self._MAX_KNOWN:
