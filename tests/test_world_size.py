@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,40 @@ def test_an_anchor_that_overlaps_a_world_size_word_is_still_a_candidate():
     for engine in _engines():
         root = diagnose(text, engine=engine).root_cause
         assert root is not None and root.entry_id == expected.entry_id, engine
+
+
+_MIB = 1 << 20
+_LONG_LINES = {  # lines longer than a chunk, or than ingest.lines.MAX_LINE_BYTES (4 MiB), or both
+    "word past the cut": b"[rank0]: " + b"x" * (5 * _MIB) + b" world_size=64",
+    "word at the start of a 9 MiB line": b"[rank0]: world_size=64 " + b"x" * (9 * _MIB),
+    "word at the end of a 3.5 MiB line": b"[rank0]: " + b"x" * (7 * _MIB // 2) + b" world_size=64",
+    "word at the end of a 600 KiB line": b"[rank0]: " + b"x" * (600 << 10) + b" world_size=64",
+    "redrawn after a CR": b"world_size=8 " + b"x" * (5 * _MIB) + b"\r[rank0]: world_size=16 " + b"y" * 100,
+    "a CR at the very end": b"world_size=8 " + b"x" * (5 * _MIB) + b"\r",
+    # in pieces of 8 MiB + 13 bytes, the second ends with the CR
+    "a CR at a piece's end": b"world_size=8 " + b"x" * (16 * _MIB + 12) + b"\r[rank0]: world_size=16 " + b"z" * 99,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_LONG_LINES))
+def test_a_long_lines_size_is_read_as_the_line_path_reads_it_whatever_the_chunk_size(shape, monkeypatch):
+    # chunks smaller than the line (plain files), and bigger than MAX_LINE_BYTES (a .gz's decompressed blocks)
+    monkeypatch.setattr(regions, "_DENSE_ENTER", 1 << 30)
+    data = b"[rank0]: hello\n" + _LONG_LINES[shape] + b"\n[rank0]: RuntimeError: boom\n"
+    expected = _line_path(data)
+    for chunk in (64 << 10, _MIB, 8 * _MIB + 13):
+        for engine in _engines():
+            assert _fast_path(data, engine, chunk, dense=False) == expected, (engine, chunk)
+
+
+def test_pieces_of_a_line_are_bounded_as_the_whole_line_is_cut():
+    # ingest.lines.OpenLine drops what cut_line would drop as pieces arrive; the result must not depend on
+    # where the pieces end (a CR that ends a piece cuts the line only if more text follows it)
+    from denpex.ingest.lines import OpenLine, cut_line
+
+    for line in _LONG_LINES.values():
+        for size in (3 * _MIB, 4 * _MIB + 1, 8 * _MIB + 13):
+            pieces = OpenLine()
+            for at in range(0, len(line), size):
+                pieces.add(line[at:at + size])
+            assert pieces.close() == (line if len(line) <= 4 * _MIB else cut_line(line)), size

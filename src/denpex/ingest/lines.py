@@ -74,45 +74,72 @@ def _after_last_cr(piece: bytes, running: int) -> int:
     return running + len(piece) if pos < 0 else len(piece) - pos - 1
 
 
+class OpenLine:
+    """The pieces of a line not yet ended, bounded as they arrive: at most what cut_line keeps of it (what a
+    terminal shows last, MAX_LINE_BYTES of it) plus one piece. Every path that sees a line in pieces (chunks)
+    reads it through this, so a long line reads the same on all of them."""
+
+    __slots__ = ("_pieces", "_size", "_total", "_shown")
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self._pieces: list[bytes] = []
+        self._size = 0  # bytes held
+        self._total = 0  # bytes of the line, including those already dropped
+        self._shown = 0  # of which after its last CR
+
+    def __bool__(self) -> bool:
+        return self._total > 0
+
+    def add(self, piece: bytes) -> None:
+        """More of the line, no newline in it."""
+        if not piece:
+            return
+        self._pieces.append(piece)
+        self._size += len(piece)
+        self._total += len(piece)
+        self._shown = _after_last_cr(piece, self._shown)
+        if self._size > 2 * MAX_LINE_BYTES:
+            held = _bounded(self._pieces)
+            if piece.endswith(b"\r") and not held.endswith(b"\r"):
+                held += b"\r"  # a CR at the end cuts the line only if more text follows: keep it for then
+            self._pieces = [held]
+            self._size = len(held)
+
+    def close(self, piece: bytes = b"") -> bytes:
+        """The line's last piece (before its newline): the line as every path reads it. The buffer is empty after."""
+        if not self._pieces:
+            line = piece if len(piece) <= MAX_LINE_BYTES else cut_line(piece)
+        else:
+            self.add(piece)
+            joined = _bounded(self._pieces)
+            line = cut_line(joined, self._shown) if self._total > MAX_LINE_BYTES else joined
+        self.clear()
+        return line
+
+
 def _raw_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """Yield complete lines across chunk boundaries; a line over MAX_LINE_BYTES is cut (cut_line).
 
     Memory holds one chunk plus the unfinished line, and joining the pieces of a long line is linear.
     """
-    pending: list[bytes] = []
-    pending_size = 0
-    line_total = 0  # bytes of the unfinished line, including those already dropped
-    shown = 0  # of which after its last CR
+    pending = OpenLine()
     for chunk in chunks:
         if not chunk:
             continue
         parts = chunk.split(b"\n")
         if len(parts) == 1:  # no newline in this chunk: the current line goes on
-            pending.append(chunk)
-            pending_size += len(chunk)
-            line_total += len(chunk)
-            shown = _after_last_cr(chunk, shown)
-            if pending_size > 2 * MAX_LINE_BYTES:
-                pending = [_bounded(pending)]
-                pending_size = len(pending[0])
+            pending.add(chunk)
             continue
-        if pending:
-            pending.append(parts[0])
-            line_total += len(parts[0])
-            shown = _after_last_cr(parts[0], shown)
-            joined = _bounded(pending)
-            yield cut_line(joined, shown) if line_total > MAX_LINE_BYTES else joined
-        else:
-            yield parts[0] if len(parts[0]) <= MAX_LINE_BYTES else cut_line(parts[0])
+        yield pending.close(parts[0])
         last = parts.pop()
         for raw in parts[1:]:
             yield raw if len(raw) <= MAX_LINE_BYTES else cut_line(raw)
-        pending = [last] if last else []
-        pending_size = line_total = len(last)
-        shown = _after_last_cr(last, 0)
-    if pending_size:
-        joined = _bounded(pending)
-        yield cut_line(joined, shown) if line_total > MAX_LINE_BYTES else joined
+        pending.add(last)
+    if pending:
+        yield pending.close()
 
 
 def shown_text(text: str) -> str:

@@ -16,7 +16,7 @@ import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from denpex.ingest.lines import MAX_LINE_BYTES, cut_line
+from denpex.ingest.lines import MAX_LINE_BYTES, OpenLine, cut_line
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.repeats import RepeatFilter, repeat_key
@@ -100,7 +100,7 @@ class RegionFinder:
         self._pending: list[int] = []  # candidate end offsets not yet emitted, sorted
         self._tracebacks: list[int] = []
         self._emitted = 0  # absolute offset up to which lines were emitted
-        self._line_start = 0  # absolute offset where the line not yet ended began
+        self._open_line = OpenLine()  # the line not yet ended, as the line path will read it
         self._open_sizes = False  # that line holds a world-size word: read it when it ends
         self._words: list[int] = []  # this chunk's world-size word ends (chunk offsets)
         self._straddling_word = False  # a word straddles this chunk's start
@@ -203,35 +203,42 @@ class RegionFinder:
 
     def _note_sizes(self, seg: _Segment, starts_line: bool) -> None:
         """Read the world size (scan.world_size) where this chunk's words are: in place on the lines whole in the
-        chunk; on the whole line, once it ends, for a line cut by the chunk's edges."""
+        chunk; on the whole line, once it ends, for a line cut by the chunk's edges. A line over MAX_LINE_BYTES
+        is read as the line path reads it: what cut_line keeps of it."""
         chunk, words = seg.data, self._words
         self._words = []
         first_nl = -1 if starts_line else chunk.find(b"\n")
         last_nl = chunk.rfind(b"\n")
         if last_nl < 0:  # the whole chunk is on one line, begun here or before
+            self._open_line.add(chunk)
             self._open_sizes = self._open_sizes or self._straddling_word or bool(words)
             return
         head = self._straddling_word  # a word on the line that began before this chunk (and ends in it)
         tail = False  # a word on the line this chunk leaves unfinished
+        may_hold_long_lines = len(chunk) > MAX_LINE_BYTES
+        line_end, long_line = -1, False
         for end in words:
             if end <= first_nl:
                 head = True
             elif end > last_nl:
                 tail = True
-            else:
+            elif not may_hold_long_lines:
                 self._note_size(at_word(chunk, end))
+            else:
+                if end > line_end:  # the first word of its line
+                    line_start = chunk.rfind(b"\n", 0, end) + 1
+                    line_end = chunk.find(b"\n", end)
+                    long_line = line_end - line_start > MAX_LINE_BYTES
+                    if long_line:
+                        self._note_size(largest_in_line(cut_line(chunk[line_start:line_end])))
+                if not long_line:
+                    self._note_size(at_word(chunk, end))
         if not starts_line and (self._open_sizes or head):
-            self._read_open_line(seg.start + first_nl)
-        self._line_start = seg.start + last_nl + 1
+            self._note_size(largest_in_line(self._open_line.close(chunk[:first_nl])))
+        else:
+            self._open_line.clear()
+        self._open_line.add(chunk[last_nl + 1:])
         self._open_sizes = tail
-
-    def _read_open_line(self, end: int) -> None:
-        """The line with a world-size word that began in an earlier chunk ends at `end`."""
-        self._open_sizes = False
-        start = self._line_start
-        if end - start <= _LONG_LINE_KEPT and self._segments and start >= self._segments[0].start:
-            line = self._slice(start, end)  # as the line path reads it:
-            self._note_size(largest_in_line(line if len(line) <= MAX_LINE_BYTES else cut_line(line)))
 
     def _note_size(self, size: int | None) -> None:
         self.stats.world_size = larger(self.stats.world_size, size)
@@ -295,7 +302,7 @@ class RegionFinder:
         if at_end and self._segments and self._next_start > self._emitted:
             self._pending = sorted(set(self._pending) | {self._next_start})
         if at_end and self._open_sizes:  # the last line has no newline
-            self._read_open_line(self._next_start)
+            self._note_size(largest_in_line(self._open_line.close()))
         yield from self._emit(final=True)
         last = self._segments[-1].data if self._segments else b""
         self.stats.lines_total = self._next_line0 + (1 if last and not last.endswith(b"\n") else 0)
@@ -419,9 +426,6 @@ class RegionFinder:
             if (self._open_ends and self._open_start is not None and oldest.end > self._open_start - TRACEBACK_REACH
                     and self._next_start - self._open_start <= _LONG_LINE_KEPT):
                 break  # a candidate on a long line not yet ended: keep its head, the line path reads it too
-            if (self._open_sizes and oldest.end > self._line_start
-                    and self._next_start - self._line_start <= _LONG_LINE_KEPT):
-                break  # so is a world-size word
             if self._next_start - oldest.end < TRACEBACK_REACH:
                 break
             self._segments.pop(0)
