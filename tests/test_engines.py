@@ -232,6 +232,17 @@ def test_forked_ranges_return_in_order_and_report_a_failed_worker():
         os.waitpid(-1, os.WNOHANG)
 
 
+def test_an_interrupt_while_reading_a_workers_result_kills_and_reaps_every_worker(monkeypatch):
+    def interrupted(read_fd: int) -> bytes:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parallel, "_read_pipe", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run_split(_square_or_fail, [2, 3, 4])
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
 def test_a_split_file_hands_over_the_first_shares_regions_before_waiting_for_the_workers(tmp_path, monkeypatch):
     # the caller frames the first share's regions while the forked worker still scans the second; stopping
     # early (the caller failed) kills and reaps the worker
@@ -243,8 +254,8 @@ def test_a_split_file_hands_over_the_first_shares_regions_before_waiting_for_the
     log = tmp_path / "big.log"
     log.write_text("[rank1]: RuntimeError: an early failure\n" + body + "[rank2]: RuntimeError: a late one\n" + body)
     events: list[str] = []
-    read_result = parallel._child_result
-    monkeypatch.setattr(parallel, "_child_result", lambda pid, fd: events.append("worker") or read_result(pid, fd))
+    read_pipe = parallel._read_pipe
+    monkeypatch.setattr(parallel, "_read_pipe", lambda fd: events.append("worker") or read_pipe(fd))
     scan = parallel.scan_file(str(log), _build(load(), _engines()[-1]).fresh(), 100, 60, 2)
     regions = iter(scan.regions)
     first = next(regions)

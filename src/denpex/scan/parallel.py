@@ -251,8 +251,12 @@ def iter_split(func: Callable[[Job], Result], jobs: list[Job]) -> Iterator[Resul
         if jobs:
             yield func(jobs[0])
         while children:
-            pid, read_fd = children.pop(0)
-            yield _child_result(pid, read_fd)
+            pid, read_fd = children[0]
+            payload = _read_pipe(read_fd)  # interrupted here (Ctrl-C), the child is still listed: killed, reaped
+            children.pop(0)
+            os.close(read_fd)
+            _, status = os.waitpid(pid, 0)
+            yield _child_result(payload, status)
     finally:
         for pid, read_fd in children:  # this process failed first, or its caller stopped: stop the others
             os.close(read_fd)
@@ -278,10 +282,14 @@ def _child_main(func: Callable[[Job], Result], job: Job, write_fd: int) -> None:
         os._exit(status)  # no atexit handlers, no flushing the parent's inherited stdout buffers
 
 
-def _child_result(pid: int, read_fd: int) -> Result:
-    with os.fdopen(read_fd, "rb") as pipe:
-        payload = pipe.read()
-    _, status = os.waitpid(pid, 0)
+def _read_pipe(read_fd: int) -> bytes:
+    """Everything a child sent, up to its end of the pipe (the fd stays open: the caller owns it)."""
+    with os.fdopen(read_fd, "rb", closefd=False) as pipe:
+        return pipe.read()
+
+
+def _child_result(payload: bytes, status: int) -> Result:
+    """A reaped child's result, from what it sent (a pickle of our own forked process, never of input data)."""
     try:
         ok, value = pickle.loads(payload)
     except Exception:  # nothing or half a result: the child died before or while sending it
