@@ -7,6 +7,8 @@ import os
 import signal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from denpex import diagnose
 from denpex.evaluate import case_input, find_cases
@@ -128,7 +130,7 @@ def test_compiled_scanner_cache_survives_damage(tmp_path, monkeypatch):
 def test_every_engine_finds_the_same_ranks(dense):
     """Rank markers in all their forms, sparse and on every line (Hyperscan then switches databases)."""
     from denpex.catalog import load
-    from denpex.scan.engines import _build, _ranks_in
+    from denpex.scan.engines import _build, ranks_in
 
     lines = [b"[rank3]:[W1130 04:16:28.349000 3418 torch/distributed/run.py:874] step 1\n",
              b"[Rank 9] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)\n",
@@ -137,7 +139,7 @@ def test_every_engine_finds_the_same_ranks(dense):
              b"noise [rank] [default] [Rank x]\n"]
     lines += [b"[default%d]:loss 0.5\n" % (k % 7) for k in range(600 if dense else 3)]
     data = b"".join(lines)
-    expected = _ranks_in(data)
+    expected = ranks_in(data)
     assert {3, 9, 4100}.issubset(expected) and 70000 not in expected
     half = len(data) // 2
     for name in _engines():
@@ -167,13 +169,13 @@ def test_the_rank_frontier_begins_the_marker_of_every_unknown_rank_and_of_no_kno
 def test_hyperscan_leaves_the_frontier_when_it_stops_paying_and_still_finds_every_rank(lines):
     pytest.importorskip("hyperscan")
     from denpex.catalog import load
-    from denpex.scan.engines import HyperscanEngine, _ranks_in
+    from denpex.scan.engines import HyperscanEngine, ranks_in
 
     data = b"".join(lines)
     session = HyperscanEngine(load()).fresh()
-    assert session.scan(data).ranks == _ranks_in(data)
+    assert session.scan(data).ranks == ranks_in(data)
     assert session._per_rank  # the per-rank literals took over
-    assert session.scan(data + b"[rank101]: late\n").ranks == _ranks_in(data) | {101}
+    assert session.scan(data + b"[rank101]: late\n").ranks == ranks_in(data) | {101}
     assert not session.fresh()._per_rank  # a new session starts on the frontier again
 
 
@@ -287,14 +289,14 @@ def test_a_line_of_many_hits_is_skipped_without_losing_headers_or_ranks():
     """Hyperscan stops reporting hits on a line after it has seen many (a 100 MB line of warnings cost one
     callback per 27 bytes); traceback headers and the ranks opening CR segments of the line's rest still count."""
     from denpex.catalog import load
-    from denpex.scan.engines import _ONE_LINE_HITS, _build, _ranks_in
+    from denpex.scan.engines import _ONE_LINE_HITS, _build, ranks_in
 
     hits = b"Error " * (_ONE_LINE_HITS * 3)
     line = (b"[rank2]: " + hits + b"[rank7] not first " + hits + b"Traceback (most recent call last) "
             + hits + b"\r[rank5]: a progress bar " + hits + b"\r\x1b[K [rank6] after a code " + hits + b"\n")
     data = b"[rank0]: step 1\n" + line * 3 + b"[rank1]: step 2\n"
     python = _build(load(), "python").fresh().scan(data)
-    assert python.ranks == _ranks_in(data) == {0, 1, 2, 5, 6}
+    assert python.ranks == ranks_in(data) == {0, 1, 2, 5, 6}
     for name in _engines():
         found = _build(load(), name).fresh().scan(data)
         assert found.ranks == python.ranks, name
@@ -310,7 +312,7 @@ def test_a_rank_named_mid_line_before_its_own_lines_is_still_found(heads_later):
     """`[rank6]: 14:55:19 [rank3] INFO` (a logger's own rank field after the launcher's prefix) before rank 3's
     own lines: Hyperscan reports a rank's literal once per chunk, and that first one is not a line's first."""
     from denpex.catalog import load
-    from denpex.scan.engines import _build, _ranks_in
+    from denpex.scan.engines import _build, ranks_in
 
     lines = [b"[rank6]: 2026-11-29 14:55:19,437 [rank3] INFO step %d\n" % k for k in range(50)]
     lines += [b"[rank1]: step 1 [rank3] again\r[rank2]: a redraw\n"]
@@ -318,6 +320,39 @@ def test_a_rank_named_mid_line_before_its_own_lines_is_still_found(heads_later):
         lines += [b"[rank3]: 2026-11-29 14:55:20,001 [rank3] INFO step 51\n"]
     data = b"".join(lines)
     expected = {1, 2, 3, 6} if heads_later else {1, 2, 6}
-    assert _ranks_in(data) == expected
+    assert ranks_in(data) == expected
     for name in _engines():
         assert _build(load(), name).fresh().scan(data).ranks == expected, name
+
+
+_RANKED_LINES = [  # a line's rank is its first marker (or the first after a CR); later ones never count
+    b"[rank%(a)d]: step 3 loss 0.51",
+    b"[rank%(a)d]: 14:55:19,437 [rank%(b)d] INFO step 4",
+    b"[default%(a)d]:loss 0.5 " + b"x" * 300 + b" [Rank %(b)d] echoed",
+    b"[rank%(a)d]: 42%%|####      | 4/10\r[rank%(b)d]: redrawn",
+    b"noise without a rank " + b"y" * 200,
+    b"relayed: [Rank %(b)d] Watchdog caught collective operation timeout",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(picks=st.lists(st.tuples(st.integers(0, len(_RANKED_LINES) - 1), st.integers(0, 5), st.integers(6, 9)),
+                      min_size=1, max_size=60),
+       chunk=st.integers(7, 700), dense=st.booleans())
+def test_the_fast_path_takes_a_lines_rank_from_the_whole_line_wherever_chunks_cut_it(picks, chunk, dense):
+    # a chunk that begins inside `[rank0]: ... [rank7] echoed` must not make 7 a rank of the job, and a marker
+    # cut by a chunk's start must still count
+    from denpex.catalog import load
+    from denpex.scan.engines import _build, ranks_in
+    from denpex.scan.regions import RegionFinder
+    from denpex.scan.repeats import RepeatFilter
+
+    data = b"".join(_RANKED_LINES[i] % {b"a": a, b"b": b} + b"\n" for i, a, b in picks)
+    expected = ranks_in(data)
+    for name in _engines():
+        finder = RegionFinder(_build(load(), name).fresh(), before=3, after=3, repeats=RepeatFilter())
+        for at in range(0, len(data), chunk):
+            finder._dense = dense or finder._dense
+            list(finder.feed(data[at:at + chunk]))
+        list(finder.finish())
+        assert finder.stats.ranks == expected, (name, chunk, dense)

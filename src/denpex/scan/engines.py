@@ -52,9 +52,11 @@ class ScanResult:
 class CandidateEngine(Protocol):
     name: str
 
-    def scan(self, data: bytes, ranks: bool = True) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
         """Candidates, traceback headers and ranks in `data`. A session may report a rank only the first time it
-        sees it; ranks=False (a look at candidates only) leaves that state as it was."""
+        sees it; ranks=False (a look at candidates only) leaves that state as it was. data[:head] ends a line
+        begun before `data`: no rank is taken from it (whether a marker opens that line is known only from the
+        whole line, which the caller judges: a chunk cut `[rank0]: step ... | [rank7] echoed`)."""
         ...
 
     def fresh(self) -> CandidateEngine:
@@ -164,16 +166,16 @@ def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int
     return {r for r in accepted if r <= _MAX_RANK}, rejected - accepted
 
 
-def _opens_a_segment(data: bytes, rank: int) -> bool:
+def _opens_a_segment(data: bytes, rank: int, head: int = 0) -> bool:
     """Does some marker of `rank` come first on its line (a CR starts a new one)? Stops at the first that does.
 
     Nearly always an occurrence at a line's start answers at once. The walk is O(data) at worst: each search
     stops at the previous occurrence, and an occurrence on the same line as the previous one is never first.
     """
     previous = -1
-    for marker in re.finditer(_RANK_PREFIX + b"%d\\]" % rank, data):
+    for marker in re.compile(_RANK_PREFIX + b"%d\\]" % rank).finditer(data, head):
         start = marker.start()
-        lo = previous + 1 if previous >= 0 else 0
+        lo = previous + 1 if previous >= 0 else head
         line_end = max(data.rfind(b"\n", lo, start), data.rfind(b"\r", lo, start))
         previous = start
         if line_end < 0 and lo > 0:  # on the line of the previous occurrence, after it
@@ -187,18 +189,19 @@ def _opens_a_segment(data: bytes, rank: int) -> bool:
     return False
 
 
-def _ranks_in(data: bytes) -> set[int]:
-    """Every rank whose marker opens the markers of some line of `data` (the exact pass).
+def ranks_in(data: bytes, head: int = 0) -> set[int]:
+    """Every rank whose marker opens the markers of some line of `data` (the exact pass), after `head`.
 
     Markers at the very start of a line (nearly all of a torchrun log's) are found in C; only ranks seen
     nowhere else are walked marker by marker.
     """
-    heads = {int(d) for d in _LINE_HEAD_MARKER.findall(data)}
-    others = {int(d) for d in _RANK_MARKER.findall(data)} - heads
+    heads = {int(d) for d in _LINE_HEAD_MARKER.findall(data, head)}
+    others = {int(d) for d in _RANK_MARKER.findall(data, head)} - heads
     if not others:
         return {r for r in heads if r <= _MAX_RANK}
     digits = b"|".join(b"%d" % rank for rank in sorted(others))
-    markers = [(m.start(), int(m.group(1))) for m in re.finditer(_RANK_PREFIX + b"(" + digits + rb")\]", data)]
+    pattern = re.compile(_RANK_PREFIX + b"(" + digits + rb")\]")
+    markers = [(m.start(), int(m.group(1))) for m in pattern.finditer(data, head)]
     return {r for r in heads if r <= _MAX_RANK} | _leading_ranks(data, markers)[0]
 
 
@@ -221,7 +224,7 @@ class PythonEngine:
     def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
         return _word_ends(data, start, stop)
 
-    def scan(self, data: bytes, ranks: bool = True) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
         for anchor in self._plain:
@@ -242,7 +245,7 @@ class PythonEngine:
                 while start >= 0:
                     found.append(start + len(anchor))
                     start = text.find(anchor, _line_end(data, start + len(anchor)))
-        return ScanResult(found, sorted(tracebacks), _ranks_in(data) if ranks else set(), _word_ends(data))
+        return ScanResult(found, sorted(tracebacks), ranks_in(data, head) if ranks else set(), _word_ends(data))
 
 
 def _unknown_digits(known: set[bytes], depth: int = 0) -> bytes:
@@ -319,7 +322,7 @@ class Re2Engine:
             pattern += b"|" + _RANK_PREFIX + b"(?:" + _unknown_digits(self._known) + b")"
         self._plain = self._re2.compile(pattern, self._options)
 
-    def scan(self, data: bytes, ranks: bool = True) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
         markers: list[tuple[int, int]] = []
@@ -344,9 +347,9 @@ class Re2Engine:
         if not ranks:
             return ScanResult(found, tracebacks, set(), sizes)
         if not self._ranks_inline or len(self._known) > self._MAX_KNOWN:
-            return ScanResult(found, tracebacks, _ranks_in(data), sizes)
+            return ScanResult(found, tracebacks, ranks_in(data, head), sizes)
         # every occurrence of a rank not yet known matched, so a rank rejected here stays unknown, not lost
-        accepted = _leading_ranks(data, markers)[0]
+        accepted = _leading_ranks(data, [marker for marker in markers if marker[0] >= head])[0]
         if accepted:
             self._known |= {b"%d" % rank for rank in accepted}
             self._compile()
@@ -513,7 +516,7 @@ class HyperscanEngine:
         self._dense = dense
         self._per_rank = True
 
-    def scan(self, data: bytes, ranks: bool = True) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
         """ranks=False: the caller wants candidates only; the session's rank state is left as it was."""
         found: list[int] = []
         tracebacks: list[int] = []
@@ -558,10 +561,11 @@ class HyperscanEngine:
         if not ranks:
             return ScanResult(found, tracebacks, set(), sizes)
         if self._per_rank:
-            return ScanResult(found, tracebacks, self._per_rank_ranks(data, hits, extra_markers), sizes)
-        return ScanResult(found, tracebacks, self._frontier_ranks(data, hits, extra_markers), sizes)
+            return ScanResult(found, tracebacks, self._per_rank_ranks(data, hits, extra_markers, head), sizes)
+        return ScanResult(found, tracebacks, self._frontier_ranks(data, hits, extra_markers, head), sizes)
 
-    def _frontier_ranks(self, data: bytes, hits: list[tuple[int, int]], markers: list[tuple[int, int]]) -> set[int]:
+    def _frontier_ranks(self, data: bytes, hits: list[tuple[int, int]], markers: list[tuple[int, int]],
+                        head: int) -> set[int]:
         """The ranks first reported by this scan; the frontier moves past them (or the session switches)."""
         lengths, rank_base, match = self._frontier_lengths, self._rank_base, _RANK_MARKER.match
         for end, pattern_id in hits:
@@ -569,7 +573,7 @@ class HyperscanEngine:
             marker = match(data, start)
             if marker is not None:
                 markers.append((start, int(marker.group(1))))
-        markers.sort()
+        markers = sorted(marker for marker in markers if marker[0] >= head)
         new = {rank for rank in _leading_ranks(data, markers)[0] if rank not in self._known}
         wasted = len(hits) - sum(1 for _, rank in markers if rank in new)
         if new:
@@ -583,7 +587,8 @@ class HyperscanEngine:
             self._use_frontier()
         return new
 
-    def _per_rank_ranks(self, data: bytes, hits: list[tuple[int, int]], extra: list[tuple[int, int]]) -> set[int]:
+    def _per_rank_ranks(self, data: bytes, hits: list[tuple[int, int]], extra: list[tuple[int, int]],
+                        head: int) -> set[int]:
         """The ranks opening lines of `data`, from the per-rank literals' first hits and the other forms' hits."""
         per_rank_base, forms = self._per_rank_base, self._forms
         form_names = _RANK_FORMS[:forms]
@@ -601,20 +606,20 @@ class HyperscanEngine:
             if digits:
                 form = next(f for f in _OTHER_FORMS if data.endswith(f, 0, end))
                 markers.append((end - len(form), int(digits.group(1))))
-        markers.sort()
+        markers = sorted(marker for marker in markers if marker[0] >= head)
         ranks, rejected = _leading_ranks(data, markers)
-        hidden = rejected & {rank for _, rank in per_rank}
+        hidden = (rejected & {rank for _, rank in per_rank}) | {rank for at, rank in per_rank if at < head} - ranks
         if hidden:
             # a single-match literal reported only a rank's first marker, and it was not the first of its line
-            # (`[rank6]: 14:55:19 [rank3] INFO`): a later one may be
-            ranks |= {rank for rank in hidden if _opens_a_segment(data, rank)}
+            # (`[rank6]: 14:55:19 [rank3] INFO`) or it was on the line begun before `data`: a later one may be
+            ranks |= {rank for rank in hidden if _opens_a_segment(data, rank, head)}
         if len(other_forms) >= _SWITCH_AT and not self._dense:
             self._use(dense=True)
         # past the per-rank literals: a job with rank 4095 has more ranks (ranks are 0..N-1), so from the
         # chunk where one of them shows, every chunk also gets the exact regex pass
         if self._many_ranks or any(r >= _RANK_LIMIT - 1 for r in ranks):
             self._many_ranks = True
-            ranks |= _ranks_in(data)
+            ranks |= ranks_in(data, head)
         return {r for r in ranks if r <= _MAX_RANK}
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from denpex.ingest.lines import MAX_LINE_BYTES, OpenLine, cut_line
-from denpex.scan.engines import CandidateEngine
+from denpex.scan.engines import CandidateEngine, ranks_in
 from denpex.scan.newlines import count_newlines
 from denpex.scan.repeats import RepeatFilter, repeat_key
 from denpex.scan.world_size import WORD_LENGTH, at_word, larger, largest_in_line
@@ -118,10 +118,12 @@ class RegionFinder:
         if dense is not None:
             found, heads = dense
         else:
-            result = self.engine.scan(chunk)
+            first_nl = -1 if starts_line else chunk.find(b"\n")
+            # the end of the line begun before: its ranks are judged on the whole line (_read_across)
+            head = 0 if starts_line else len(chunk) if first_nl < 0 else first_nl + 1
+            result = self.engine.scan(chunk, head=head)
             self.stats.ranks |= result.ranks
             self._words = result.sizes
-            first_nl = -1 if starts_line else chunk.find(b"\n")
             ends = self._accepted(seg.start, result.candidates)
             heads = [seg.start + off for off in result.tracebacks]
             if not starts_line:
@@ -133,7 +135,7 @@ class RegionFinder:
             # a chunk of mostly candidate lines: the next one skips the copies before scanning
             self._dense_cooldown -= 1
             self._dense = self.repeats is not None and len(ends) > _DENSE_ENTER and self._dense_cooldown <= 0
-        self._note_sizes(seg, starts_line)
+        self._read_across(seg, starts_line)
         self.stats.candidates += len(found)
         if found:
             self._pending = sorted(set(self._pending) | found) if self._pending else sorted(found)
@@ -175,8 +177,8 @@ class RegionFinder:
         # the middle's lines are judged by their keys, but every line's world size counts (copies too)
         words = self.engine.word_ends(chunk, first_nl + 1, last_nl)
         for offset, piece in ((0, head), (last_nl + 1, tail)):
-            if piece:
-                scanned = self.engine.scan(piece)
+            if piece:  # the head ends a line begun before: _read_across takes its ranks from the whole line
+                scanned = self.engine.scan(piece, ranks=offset > 0)
                 ends += [offset + e for e in scanned.candidates]
                 heads += [seg.start + offset + t for t in scanned.tracebacks]
                 words += [offset + e for e in scanned.sizes]
@@ -201,10 +203,11 @@ class RegionFinder:
             self._dense_misses = min(self._dense_misses + 1, _DENSE_COOLDOWN.bit_length())
         return found, heads
 
-    def _note_sizes(self, seg: _Segment, starts_line: bool) -> None:
+    def _read_across(self, seg: _Segment, starts_line: bool) -> None:
         """Read the world size (scan.world_size) where this chunk's words are: in place on the lines whole in the
         chunk; on the whole line, once it ends, for a line cut by the chunk's edges. A line over MAX_LINE_BYTES
-        is read as the line path reads it: what cut_line keeps of it."""
+        is read as the line path reads it: what cut_line keeps of it. The ranks of a line cut by the chunk's
+        start are read here too, from the whole line (a marker after the cut may follow one before it)."""
         chunk, words = seg.data, self._words
         self._words = []
         first_nl = -1 if starts_line else chunk.find(b"\n")
@@ -233,12 +236,16 @@ class RegionFinder:
                         self._note_size(largest_in_line(cut_line(chunk[line_start:line_end])))
                 if not long_line:
                     self._note_size(at_word(chunk, end))
-        if not starts_line and (self._open_sizes or head):
-            self._note_size(largest_in_line(self._open_line.close(chunk[:first_nl])))
-        else:
-            self._open_line.clear()
+        if not starts_line:
+            self._read_line(self._open_line.close(chunk[:first_nl]), self._open_sizes or head)
         self._open_line.add(chunk[last_nl + 1:])
         self._open_sizes = tail
+
+    def _read_line(self, line: bytes, sizes: bool) -> None:
+        """A line that ran across chunks has ended: its ranks, and its world size when it holds a word."""
+        self.stats.ranks |= ranks_in(line)
+        if sizes:
+            self._note_size(largest_in_line(line))
 
     def _note_size(self, size: int | None) -> None:
         self.stats.world_size = larger(self.stats.world_size, size)
@@ -301,8 +308,8 @@ class RegionFinder:
             self._pending = sorted(set(self._pending) | found)
         if at_end and self._segments and self._next_start > self._emitted:
             self._pending = sorted(set(self._pending) | {self._next_start})
-        if at_end and self._open_sizes:  # the last line has no newline
-            self._note_size(largest_in_line(self._open_line.close()))
+        if at_end and self._open_line:  # the last line has no newline
+            self._read_line(self._open_line.close(), self._open_sizes)
         yield from self._emit(final=True)
         last = self._segments[-1].data if self._segments else b""
         self.stats.lines_total = self._next_line0 + (1 if last and not last.endswith(b"\n") else 0)
