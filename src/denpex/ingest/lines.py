@@ -79,7 +79,7 @@ class OpenLine:
     terminal shows last, MAX_LINE_BYTES of it) plus one piece. Every path that sees a line in pieces (chunks)
     reads it through this, so a long line reads the same on all of them."""
 
-    __slots__ = ("_pieces", "_size", "_total", "_shown")
+    __slots__ = ("_pieces", "_size", "_total", "_shown", "_full")
 
     def __init__(self) -> None:
         self.clear()
@@ -89,6 +89,7 @@ class OpenLine:
         self._size = 0  # bytes held
         self._total = 0  # bytes of the line, including those already dropped
         self._shown = 0  # of which after its last CR
+        self._full = False  # what is held is all the line will keep, unless a CR follows
 
     def __bool__(self) -> bool:
         return self._total > 0
@@ -97,16 +98,21 @@ class OpenLine:
         """More of the line, no newline in it."""
         if not piece:
             return
+        carriage = piece.rfind(b"\r")
+        self._total += len(piece)
+        self._shown = self._shown + len(piece) if carriage < 0 else len(piece) - carriage - 1
+        if carriage < 0 and self._full:  # a 100 MB line is not copied past its first 4 MiB
+            return
+        self._full = False
         self._pieces.append(piece)
         self._size += len(piece)
-        self._total += len(piece)
-        self._shown = _after_last_cr(piece, self._shown)
         if self._size > 2 * MAX_LINE_BYTES:
             held = _bounded(self._pieces)
-            if piece.endswith(b"\r") and not held.endswith(b"\r"):
+            if carriage == len(piece) - 1 and not held.endswith(b"\r"):
                 held += b"\r"  # a CR at the end cuts the line only if more text follows: keep it for then
             self._pieces = [held]
             self._size = len(held)
+            self._full = len(held) >= MAX_LINE_BYTES and carriage != len(piece) - 1
 
     def close(self, piece: bytes = b"") -> bytes:
         """The line's last piece (before its newline): the line as every path reads it. The buffer is empty after."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from denpex.cachefiles import cache_path, read_cached, write_cached
 from denpex.catalog.loader import Catalog, derived
+from denpex.ingest.lines import shown_bytes
 from denpex.masking import MASK_DIGITS
 from denpex.scan.world_size import WORD_LENGTH
 from denpex.scan.world_size import WORDS as WORLD_SIZE_WORDS
@@ -38,7 +39,8 @@ STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interru
 _RANK_FORMS = (b"[rank", b"[Rank ", b"[default")
 _RANK_PREFIX = rb"(?:" + b"|".join(re.escape(form) for form in _RANK_FORMS) + b")"
 _RANK_MARKER = re.compile(_RANK_PREFIX + rb"(\d{1,5})\]")
-_LINE_HEAD_MARKER = re.compile(rb"(?:^|(?<=[\n\r]))" + _RANK_PREFIX + rb"(\d{1,5})\]")
+_LINE_HEAD_MARKER = re.compile(rb"(?:^|(?<=\n))" + _RANK_PREFIX + rb"(\d{1,5})\]")
+_REDRAW = re.compile(rb"\r(?!\n)")  # a CR that is not a CRLF line end
 
 
 @dataclass(slots=True)
@@ -52,11 +54,12 @@ class ScanResult:
 class CandidateEngine(Protocol):
     name: str
 
-    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, lines: tuple[int, int] | None = None) -> ScanResult:
         """Candidates, traceback headers and ranks in `data`. A session may report a rank only the first time it
-        sees it; ranks=False (a look at candidates only) leaves that state as it was. data[:head] ends a line
-        begun before `data`: no rank is taken from it (whether a marker opens that line is known only from the
-        whole line, which the caller judges: a chunk cut `[rank0]: step ... | [rank7] echoed`)."""
+        sees it; ranks=False (a look at candidates only) leaves that state as it was. `lines`: ranks are taken
+        only from these whole lines of `data`; before them a line begun earlier ends, after them one goes on.
+        Which marker is a line's rank is known only from the whole line, which the caller judges (a chunk cut
+        `[rank0]: step ... | [rank7] echoed`, or `[rank3]: 42%|# | ...\r[rank8]: redrawn`)."""
         ...
 
     def fresh(self) -> CandidateEngine:
@@ -143,65 +146,67 @@ def _word_ends(data: bytes, start: int = 0, stop: int | None = None) -> list[int
     return sorted(ends)
 
 
-def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int], set[int]]:
-    """(accepted, rejected) ranks of `markers` ((start offset, rank), sorted by offset).
+def _judged(data: bytes, markers: list[tuple[int, int]]) -> Iterator[tuple[int, bool]]:
+    """(rank, whether it is its line's rank) for each of `markers` ((start offset, rank), sorted by offset).
 
-    The line path takes a line's rank from the first rank marker on it: `[rank0] step 2 ... [rank1] step 2`
-    (two ranks' output run together) is a line of rank 0, and rank 1 must not become a job rank that
-    logged nothing. So a marker counts only when no other marker comes before it on its line (a CR ends a
-    segment, as a terminal shows it). The line start is searched from the previous marker on, so a chunk's
-    markers cost O(chunk) together, however long its lines.
+    The line path takes a line's rank from the first rank marker of its text as shown (ingest.lines.shown_bytes):
+    `[rank0] step 2 ... [rank1] step 2` (two ranks' output run together) is a line of rank 0, and rank 1 must
+    not become a job rank that logged nothing; `[rank3]: 42%|#  \r[rank8]: redrawn` is a line of rank 8, as its
+    repeat key is that of `[rank8]: redrawn`. Each line is looked at once, from the previous one's end, so a
+    chunk's markers cost O(chunk) together, however long its lines.
     """
+    line_end, first_start, shown_rank, redrawn = -1, -1, None, False
+    for start, rank in markers:
+        if start > line_end:  # the first marker of a later line
+            line_start = data.rfind(b"\n", max(line_end, 0), start) + 1
+            line_end = data.find(b"\n", start)
+            line_end = len(data) if line_end < 0 else line_end
+            redrawn = data.find(b"\r", line_start, line_end) >= 0
+            if redrawn:  # rare: the shown text decides (CR redraws, colour codes, a CRLF end)
+                first = _RANK_MARKER.search(shown_bytes(data[line_start:line_end]))
+                shown_rank = int(first.group(1)) if first else None
+            else:
+                first = _RANK_MARKER.search(data, line_start, start + 1)  # stops at the latest at this marker
+                first_start = first.start() if first else start
+        yield rank, (rank == shown_rank) if redrawn else start == first_start
+
+
+def _leading_ranks(data: bytes, markers: list[tuple[int, int]]) -> tuple[set[int], set[int]]:
+    """(accepted, rejected) ranks of `markers` (_judged)."""
     accepted: set[int] = set()
     rejected: set[int] = set()
-    line_start, searched_to, first_start = 0, 0, -1
-    for start, rank in markers:
-        newline = max(data.rfind(b"\n", searched_to, start), data.rfind(b"\r", searched_to, start))
-        searched_to = start
-        if newline >= 0 or first_start < 0:
-            line_start = newline + 1 if newline >= 0 else line_start
-            first = _RANK_MARKER.search(data, line_start)  # stops at the latest at this marker
-            first_start = first.start() if first else start
-        (accepted if start == first_start else rejected).add(rank)
+    for rank, leads in _judged(data, markers):
+        (accepted if leads else rejected).add(rank)
     return {r for r in accepted if r <= _MAX_RANK}, rejected - accepted
 
 
-def _opens_a_segment(data: bytes, rank: int, head: int = 0) -> bool:
-    """Does some marker of `rank` come first on its line (a CR starts a new one)? Stops at the first that does.
-
-    Nearly always an occurrence at a line's start answers at once. The walk is O(data) at worst: each search
-    stops at the previous occurrence, and an occurrence on the same line as the previous one is never first.
-    """
-    previous = -1
-    for marker in re.compile(_RANK_PREFIX + b"%d\\]" % rank).finditer(data, head):
-        start = marker.start()
-        lo = previous + 1 if previous >= 0 else head
-        line_end = max(data.rfind(b"\n", lo, start), data.rfind(b"\r", lo, start))
-        previous = start
-        if line_end < 0 and lo > 0:  # on the line of the previous occurrence, after it
-            continue
-        segment = line_end + 1
-        if segment == start:
-            return True
-        first = _RANK_MARKER.search(data, segment, marker.end())
-        if first is not None and first.start() == start:
-            return True
-    return False
+def _opens_a_segment(data: bytes, rank: int, lo: int, hi: int) -> bool:
+    """Is some marker of `rank` in data[lo:hi] the rank of its line (_judged)? Stops at the first that is: nearly
+    always an occurrence at a line's start answers at once."""
+    pattern = re.compile(_RANK_PREFIX + b"%d\\]" % rank)
+    occurrences = ((m.start(), rank) for m in pattern.finditer(data, lo, hi))
+    return any(leads for _, leads in _judged(data, list(occurrences)))
 
 
-def ranks_in(data: bytes, head: int = 0) -> set[int]:
-    """Every rank whose marker opens the markers of some line of `data` (the exact pass), after `head`.
+def ranks_in(data: bytes, lines: tuple[int, int] | None = None) -> set[int]:
+    """Every rank that is the rank of some line of `data` (of its whole lines data[lines[0]:lines[1]]): the
+    exact pass, _judged.
 
     Markers at the very start of a line (nearly all of a torchrun log's) are found in C; only ranks seen
-    nowhere else are walked marker by marker.
+    nowhere else are walked marker by marker. A chunk with a CR that redraws a line (not a CRLF end) is walked
+    whole: a line's first marker is not its rank there.
     """
-    heads = {int(d) for d in _LINE_HEAD_MARKER.findall(data, head)}
-    others = {int(d) for d in _RANK_MARKER.findall(data, head)} - heads
+    lo, hi = lines or (0, len(data))
+    if _REDRAW.search(data, lo, hi):
+        markers = [(m.start(), int(m.group(1))) for m in _RANK_MARKER.finditer(data, lo, hi)]
+        return _leading_ranks(data, markers)[0]
+    heads = {int(d) for d in _LINE_HEAD_MARKER.findall(data, lo, hi)}
+    others = {int(d) for d in _RANK_MARKER.findall(data, lo, hi)} - heads
     if not others:
         return {r for r in heads if r <= _MAX_RANK}
     digits = b"|".join(b"%d" % rank for rank in sorted(others))
     pattern = re.compile(_RANK_PREFIX + b"(" + digits + rb")\]")
-    markers = [(m.start(), int(m.group(1))) for m in pattern.finditer(data, head)]
+    markers = [(m.start(), int(m.group(1))) for m in pattern.finditer(data, lo, hi)]
     return {r for r in heads if r <= _MAX_RANK} | _leading_ranks(data, markers)[0]
 
 
@@ -224,7 +229,7 @@ class PythonEngine:
     def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
         return _word_ends(data, start, stop)
 
-    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, lines: tuple[int, int] | None = None) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
         for anchor in self._plain:
@@ -245,7 +250,7 @@ class PythonEngine:
                 while start >= 0:
                     found.append(start + len(anchor))
                     start = text.find(anchor, _line_end(data, start + len(anchor)))
-        return ScanResult(found, sorted(tracebacks), ranks_in(data, head) if ranks else set(), _word_ends(data))
+        return ScanResult(found, sorted(tracebacks), ranks_in(data, lines) if ranks else set(), _word_ends(data))
 
 
 def _unknown_digits(known: set[bytes], depth: int = 0) -> bytes:
@@ -322,7 +327,7 @@ class Re2Engine:
             pattern += b"|" + _RANK_PREFIX + b"(?:" + _unknown_digits(self._known) + b")"
         self._plain = self._re2.compile(pattern, self._options)
 
-    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, lines: tuple[int, int] | None = None) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
         markers: list[tuple[int, int]] = []
@@ -347,9 +352,10 @@ class Re2Engine:
         if not ranks:
             return ScanResult(found, tracebacks, set(), sizes)
         if not self._ranks_inline or len(self._known) > self._MAX_KNOWN:
-            return ScanResult(found, tracebacks, ranks_in(data, head), sizes)
+            return ScanResult(found, tracebacks, ranks_in(data, lines), sizes)
         # every occurrence of a rank not yet known matched, so a rank rejected here stays unknown, not lost
-        accepted = _leading_ranks(data, [marker for marker in markers if marker[0] >= head])[0]
+        lo, hi = lines or (0, len(data))
+        accepted = _leading_ranks(data, [marker for marker in markers if lo <= marker[0] < hi])[0]
         if accepted:
             self._known |= {b"%d" % rank for rank in accepted}
             self._compile()
@@ -516,7 +522,7 @@ class HyperscanEngine:
         self._dense = dense
         self._per_rank = True
 
-    def scan(self, data: bytes, ranks: bool = True, head: int = 0) -> ScanResult:
+    def scan(self, data: bytes, ranks: bool = True, lines: tuple[int, int] | None = None) -> ScanResult:
         """ranks=False: the caller wants candidates only; the session's rank state is left as it was."""
         found: list[int] = []
         tracebacks: list[int] = []
@@ -561,11 +567,11 @@ class HyperscanEngine:
         if not ranks:
             return ScanResult(found, tracebacks, set(), sizes)
         if self._per_rank:
-            return ScanResult(found, tracebacks, self._per_rank_ranks(data, hits, extra_markers, head), sizes)
-        return ScanResult(found, tracebacks, self._frontier_ranks(data, hits, extra_markers, head), sizes)
+            return ScanResult(found, tracebacks, self._per_rank_ranks(data, hits, extra_markers, lines), sizes)
+        return ScanResult(found, tracebacks, self._frontier_ranks(data, hits, extra_markers, lines), sizes)
 
     def _frontier_ranks(self, data: bytes, hits: list[tuple[int, int]], markers: list[tuple[int, int]],
-                        head: int) -> set[int]:
+                        lines: tuple[int, int] | None) -> set[int]:
         """The ranks first reported by this scan; the frontier moves past them (or the session switches)."""
         lengths, rank_base, match = self._frontier_lengths, self._rank_base, _RANK_MARKER.match
         for end, pattern_id in hits:
@@ -573,7 +579,8 @@ class HyperscanEngine:
             marker = match(data, start)
             if marker is not None:
                 markers.append((start, int(marker.group(1))))
-        markers = sorted(marker for marker in markers if marker[0] >= head)
+        lo, hi = lines or (0, len(data))
+        markers = sorted(marker for marker in markers if lo <= marker[0] < hi)
         new = {rank for rank in _leading_ranks(data, markers)[0] if rank not in self._known}
         wasted = len(hits) - sum(1 for _, rank in markers if rank in new)
         if new:
@@ -588,7 +595,7 @@ class HyperscanEngine:
         return new
 
     def _per_rank_ranks(self, data: bytes, hits: list[tuple[int, int]], extra: list[tuple[int, int]],
-                        head: int) -> set[int]:
+                        lines: tuple[int, int] | None) -> set[int]:
         """The ranks opening lines of `data`, from the per-rank literals' first hits and the other forms' hits."""
         per_rank_base, forms = self._per_rank_base, self._forms
         form_names = _RANK_FORMS[:forms]
@@ -606,20 +613,22 @@ class HyperscanEngine:
             if digits:
                 form = next(f for f in _OTHER_FORMS if data.endswith(f, 0, end))
                 markers.append((end - len(form), int(digits.group(1))))
-        markers = sorted(marker for marker in markers if marker[0] >= head)
+        lo, hi = lines or (0, len(data))
+        markers = sorted(marker for marker in markers if lo <= marker[0] < hi)
         ranks, rejected = _leading_ranks(data, markers)
-        hidden = (rejected & {rank for _, rank in per_rank}) | {rank for at, rank in per_rank if at < head} - ranks
+        outside = {rank for at, rank in per_rank if not lo <= at < hi}
+        hidden = (rejected & {rank for _, rank in per_rank}) | outside - ranks
         if hidden:
             # a single-match literal reported only a rank's first marker, and it was not the first of its line
-            # (`[rank6]: 14:55:19 [rank3] INFO`) or it was on the line begun before `data`: a later one may be
-            ranks |= {rank for rank in hidden if _opens_a_segment(data, rank, head)}
+            # (`[rank6]: 14:55:19 [rank3] INFO`) or it was on a line not whole in `data`: a later one may be
+            ranks |= {rank for rank in hidden if _opens_a_segment(data, rank, lo, hi)}
         if len(other_forms) >= _SWITCH_AT and not self._dense:
             self._use(dense=True)
         # past the per-rank literals: a job with rank 4095 has more ranks (ranks are 0..N-1), so from the
         # chunk where one of them shows, every chunk also gets the exact regex pass
         if self._many_ranks or any(r >= _RANK_LIMIT - 1 for r in ranks):
             self._many_ranks = True
-            ranks |= ranks_in(data, head)
+            ranks |= ranks_in(data, lines)
         return {r for r in ranks if r <= _MAX_RANK}
 
 

@@ -119,9 +119,8 @@ class RegionFinder:
             found, heads = dense
         else:
             first_nl = -1 if starts_line else chunk.find(b"\n")
-            # the end of the line begun before: its ranks are judged on the whole line (_read_across)
-            head = 0 if starts_line else len(chunk) if first_nl < 0 else first_nl + 1
-            result = self.engine.scan(chunk, head=head)
+            # ranks from the lines whole in the chunk; the lines cut by its edges are judged whole (_read_across)
+            result = self.engine.scan(chunk, lines=(first_nl + 1, chunk.rfind(b"\n") + 1))
             self.stats.ranks |= result.ranks
             self._words = result.sizes
             ends = self._accepted(seg.start, result.candidates)
@@ -177,8 +176,8 @@ class RegionFinder:
         # the middle's lines are judged by their keys, but every line's world size counts (copies too)
         words = self.engine.word_ends(chunk, first_nl + 1, last_nl)
         for offset, piece in ((0, head), (last_nl + 1, tail)):
-            if piece:  # the head ends a line begun before: _read_across takes its ranks from the whole line
-                scanned = self.engine.scan(piece, ranks=offset > 0)
+            if piece:  # lines cut by the chunk's edges: _read_across takes their ranks from the whole line
+                scanned = self.engine.scan(piece, ranks=False)
                 ends += [offset + e for e in scanned.candidates]
                 heads += [seg.start + offset + t for t in scanned.tracebacks]
                 words += [offset + e for e in scanned.sizes]
