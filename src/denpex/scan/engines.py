@@ -146,6 +146,15 @@ def _word_ends(data: bytes, start: int = 0, stop: int | None = None) -> list[int
     return sorted(ends)
 
 
+def line_rank(line: bytes) -> int | None:
+    """The rank of one line (_judged), or None."""
+    if line.find(b"\r") >= 0:
+        line = shown_bytes(line)
+    first = _RANK_MARKER.search(line)
+    rank = int(first.group(1)) if first is not None else None
+    return rank if rank is not None and rank <= _MAX_RANK else None
+
+
 def _judged(data: bytes, markers: list[tuple[int, int]]) -> Iterator[tuple[int, bool]]:
     """(rank, whether it is its line's rank) for each of `markers` ((start offset, rank), sorted by offset).
 
@@ -163,10 +172,11 @@ def _judged(data: bytes, markers: list[tuple[int, int]]) -> Iterator[tuple[int, 
             line_end = len(data) if line_end < 0 else line_end
             redrawn = data.find(b"\r", line_start, line_end) >= 0
             if redrawn:  # rare: the shown text decides (CR redraws, colour codes, a CRLF end)
-                first = _RANK_MARKER.search(shown_bytes(data[line_start:line_end]))
+                shown = shown_bytes(data[line_start:line_end])
+                first = _RANK_MARKER.search(shown)
                 shown_rank = int(first.group(1)) if first else None
             else:
-                first = _RANK_MARKER.search(data, line_start, start + 1)  # stops at the latest at this marker
+                first = _RANK_MARKER.search(data, line_start, line_end)  # stops at the latest at this marker
                 first_start = first.start() if first else start
         yield rank, (rank == shown_rank) if redrawn else start == first_start
 

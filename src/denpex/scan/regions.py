@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from denpex.ingest.lines import MAX_LINE_BYTES, OpenLine, cut_line
-from denpex.scan.engines import CandidateEngine, ranks_in
+from denpex.scan.engines import CandidateEngine, line_rank
 from denpex.scan.newlines import count_newlines
 from denpex.scan.repeats import RepeatFilter, repeat_key
 from denpex.scan.world_size import WORD_LENGTH, at_word, larger, largest_in_line
@@ -242,7 +242,9 @@ class RegionFinder:
 
     def _read_line(self, line: bytes, sizes: bool) -> None:
         """A line that ran across chunks has ended: its ranks, and its world size when it holds a word."""
-        self.stats.ranks |= ranks_in(line)
+        rank = line_rank(line)
+        if rank is not None:
+            self.stats.ranks.add(rank)
         if sizes:
             self._note_size(largest_in_line(line))
 
