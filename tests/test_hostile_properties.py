@@ -154,14 +154,19 @@ def test_a_rank_marker_inside_a_line_is_not_a_rank_of_the_job():
                           st.sampled_from(["", " step", " [rank7] tail", "[Rank 9] x", " [default5]"]),
                           st.sampled_from(["\n", "\r", "\r\n"])), min_size=1, max_size=30))
 def test_fast_engines_count_the_ranks_that_open_lines(parts):
-    # every engine counts a rank only where its marker is the first rank marker of a line (a CR ends one). Lines
-    # without anchors: on a line an anchor hits (a colour code is one) an engine may stop looking, since the
-    # whole line is then framed and parsed, and the parser names its rank
+    # every engine counts a rank only where its marker is the first rank marker of a line's text as shown (after
+    # its last CR redraw), as the line path reads the line's rank. Lines without anchors: on a line an anchor
+    # hits (a colour code is one) an engine may stop looking, since the whole line is then framed and parsed,
+    # and the parser names its rank
     from denpex.catalog import load
     from denpex.scan.engines import best_engine
+    from tests.test_engines import _line_path_ranks
 
     data = "".join(f"{lead}[rank{rank}]:{rest}{end}" for lead, rank, rest, end in parts).encode()
-    expected = {rank for _, rank, _, _ in parts}
+    expected = _line_path_ranks(data)
+    # each line's rank is the rank of its last CR segment (none of these segments is a progress bar)
+    shown = [segment for line in data.split(b"\n") for segment in [line.rstrip(b"\r").split(b"\r")[-1]] if segment]
+    assert expected == {int(segment.split(b"]")[0].split(b"rank")[-1]) for segment in shown if b"[rank" in segment}
     for name in _engines():
         engine = best_engine(load(), name).fresh()
         assert engine.scan(data).ranks == expected, name

@@ -130,3 +130,17 @@ def test_pieces_of_a_line_are_bounded_as_the_whole_line_is_cut():
             for at in range(0, len(line), size):
                 pieces.add(line[at:at + size])
             assert pieces.close() == (line if len(line) <= 4 * _MIB else cut_line(line)), size
+
+
+def test_colour_codes_anywhere_in_the_line_do_not_change_the_size():
+    # Rich highlights numbers (`world_size=\x1b[1;36m16\x1b[0m`); a colouriser may cut a word anywhere: the size
+    # is read on the text as shown, on every path, wherever the chunks cut the line
+    plain = b"[rank0]: process group ready: backend=gloo world_size=16 rank=0"
+    assert _line_path(plain + b"\n") == 16
+    for at in range(len(plain) + 1):
+        line = plain[:at] + b"\x1b[1;36m" + plain[at:]
+        data = b"[rank0]: world_size=2\n" + line + b"\n[rank0]: done\n"
+        assert _line_path(data) == 16, at
+        for engine in _engines():
+            for chunk in (13, 64, 4096):
+                assert _fast_path(data, engine, chunk, dense=False) == 16, (at, engine, chunk)

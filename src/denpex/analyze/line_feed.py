@@ -12,7 +12,7 @@ from denpex.ingest.lines import shown_bytes
 from denpex.model import Line
 from denpex.scan.engines import best_engine
 from denpex.scan.repeats import RepeatFilter, repeat_key
-from denpex.scan.world_size import largest_in_line
+from denpex.scan.world_size import in_line
 
 
 class LineFeed:
@@ -25,8 +25,8 @@ class LineFeed:
         self._repeats = RepeatFilter()
 
     def feed(self, raw: bytes, line: Line) -> None:
-        if b"orld" in raw or b"ORLD" in raw:  # the job's size, read from every line as the fast path reads it
-            self.collector.note_world_size(largest_in_line(raw))
+        if b"orld" in raw or b"ORLD" in raw or b"\x1b" in raw:  # the job's size, from every line, as the fast
+            self.collector.note_world_size(in_line(raw))  # path reads it
         key = repeat_key(raw)
         repeats = self._repeats
         if key in repeats.seen:  # a copy of an analysed line: counted, as a dense chunk counts it

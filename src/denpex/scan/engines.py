@@ -148,7 +148,7 @@ def _word_ends(data: bytes, start: int = 0, stop: int | None = None) -> list[int
 
 def line_rank(line: bytes) -> int | None:
     """The rank of one line (_judged), or None."""
-    if line.find(b"\r") >= 0:
+    if line.find(b"\r") >= 0 or line.find(b"\x1b") >= 0:
         line = shown_bytes(line)
     first = _RANK_MARKER.search(line)
     rank = int(first.group(1)) if first is not None else None

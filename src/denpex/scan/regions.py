@@ -20,7 +20,7 @@ from denpex.ingest.lines import MAX_LINE_BYTES, OpenLine, cut_line
 from denpex.scan.engines import CandidateEngine, line_rank
 from denpex.scan.newlines import count_newlines
 from denpex.scan.repeats import RepeatFilter, repeat_key
-from denpex.scan.world_size import WORD_LENGTH, at_word, larger, largest_in_line
+from denpex.scan.world_size import COLOURED_WORD, WORD_LENGTH, at_word, in_line, larger, largest_in_line
 
 TRACEBACK_REACH = 256 << 10  # a candidate inside a traceback pulls in its header when it is this close
 _OPEN_LINE_KEY_BYTES = 4 << 20  # a longer line cut by chunk ends is analysed, not compared with others
@@ -218,12 +218,15 @@ class RegionFinder:
         head = self._straddling_word  # a word on the line that began before this chunk (and ends in it)
         tail = False  # a word on the line this chunk leaves unfinished
         may_hold_long_lines = len(chunk) > MAX_LINE_BYTES
+        coloured = self._read_coloured(chunk, first_nl + 1, last_nl) if chunk.find(b"\x1b") >= 0 else []
         line_end, long_line = -1, False
         for end in words:
             if end <= first_nl:
                 head = True
             elif end > last_nl:
                 tail = True
+            elif coloured and _inside(coloured, end):
+                continue  # read on its shown text
             elif not may_hold_long_lines:
                 self._note_size(at_word(chunk, end))
             else:
@@ -240,12 +243,30 @@ class RegionFinder:
         self._open_line.add(chunk[last_nl + 1:])
         self._open_sizes = tail
 
+    def _read_coloured(self, chunk: bytes, start: int, stop: int) -> list[tuple[int, int]]:
+        """The world size of the whole lines in chunk[start:stop] with colour codes, read on their shown text
+        (scan.world_size.in_line); their (start, end) offsets, in order, whose words are not read in place."""
+        coloured: list[tuple[int, int]] = []
+        at = chunk.find(b"\x1b", start, stop)
+        while at >= 0:
+            line_start = chunk.rfind(b"\n", 0, at) + 1
+            line_end = chunk.find(b"\n", at)
+            coloured.append((line_start, line_end))
+            if COLOURED_WORD.search(chunk, line_start, line_end) is not None:
+                line = chunk[line_start:line_end]
+                self._note_size(in_line(line if len(line) <= MAX_LINE_BYTES else cut_line(line)))
+            at = chunk.find(b"\x1b", line_end + 1, stop)
+        return coloured
+
     def _read_line(self, line: bytes, sizes: bool) -> None:
-        """A line that ran across chunks has ended: its ranks, and its world size when it holds a word."""
+        """A line that ran across chunks has ended: its ranks, and its world size when it holds a word (or may:
+        a colour code can split one, and the scanners do not see it then)."""
         rank = line_rank(line)
         if rank is not None:
             self.stats.ranks.add(rank)
-        if sizes:
+        if b"\x1b" in line:
+            self._note_size(in_line(line))
+        elif sizes:
             self._note_size(largest_in_line(line))
 
     def _note_size(self, size: int | None) -> None:
@@ -440,6 +461,12 @@ class RegionFinder:
         floor = self._segments[0].start - TRACEBACK_REACH if self._segments else 0
         if self._tracebacks and self._tracebacks[0] < floor:
             self._tracebacks = [t for t in self._tracebacks if t >= floor]
+
+
+def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
+    """Is `offset` inside one of the sorted (start, end) spans, end included?"""
+    i = bisect.bisect_right(spans, (offset, 1 << 62)) - 1
+    return i >= 0 and offset <= spans[i][1]
 
 
 def regions(chunks: Iterable[bytes], engine: CandidateEngine, before: int, after: int) -> Iterator[Region]:

@@ -5,13 +5,16 @@ so the scanners report where the words occur and the value is read there, on eve
 copies included, and no line is framed for it. Before, each of these lines was a candidate, and a log that
 printed its process-group line on every restart made two in three of its candidate lines that. Both paths
 read it from the same bytes: the raw line (the line path) or the bytes around the words (the fast path); a
-line longer than ingest.lines.MAX_LINE_BYTES is not read (the line path only sees part of it).
-`local_world_size` is not the job's size.
+line longer than ingest.lines.MAX_LINE_BYTES is read as both paths cut it. A line with colour codes is read on
+its text as shown (`world_size=\x1b[1;36m8\x1b[0m`, as Rich highlights numbers, or a code inside the word):
+the codes must not change the job's size. `local_world_size` is not the job's size.
 """
 
 from __future__ import annotations
 
 import re
+
+from denpex.ingest.lines import shown_bytes
 
 WORDS = (b"world_size", b"world size", b"WORLD_SIZE", b"World size")
 WORD_LENGTH = 10
@@ -19,6 +22,9 @@ assert all(len(word) == WORD_LENGTH for word in WORDS)
 _IN_LINE = re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(w) for w in WORDS) + rb")\b\W{0,3}(\d{1,6})\b")
 # the same, read at a word found by a scanner: the value must follow on the same line
 _AFTER_WORD = re.compile(rb"\b[^\w\n]{0,3}(\d{1,6})\b")
+# a word with colour codes (or stray ESC bytes) anywhere inside it: which coloured lines to read on their shown text
+_CODE = rb"(?:\x1b\[[0-?]*[ -/]*[@-~]|\x1b)*"
+COLOURED_WORD = re.compile(b"|".join(_CODE.join(re.escape(bytes([c])) for c in word) for word in WORDS))
 _NOT_BEFORE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
 
 
@@ -26,6 +32,15 @@ def largest_in_line(raw: bytes) -> int | None:
     """The largest size above 0 the line prints, or None."""
     sizes = [int(found.group(1)) for found in _IN_LINE.finditer(raw)]
     return max((size for size in sizes if size > 0), default=None)
+
+
+def in_line(raw: bytes) -> int | None:
+    """largest_in_line of a whole raw line; a line with colour codes is read on its text as shown."""
+    if b"\x1b" in raw:
+        if COLOURED_WORD.search(raw) is None:
+            return None
+        raw = shown_bytes(raw)
+    return largest_in_line(raw)
 
 
 def at_word(data: bytes, end: int) -> int | None:
