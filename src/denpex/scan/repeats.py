@@ -72,8 +72,13 @@ def _repeat_keys(lines: list[bytes], region: tuple[bytes, int, int] | None = Non
     end) holds every line: when it has no colour code or CR, no line needs one looked for (one memchr each).
     """
     plain = region is not None and region[0].find(b"\x1b", *region[1:]) < 0 and region[0].find(b"\r", *region[1:]) < 0
-    if not plain and (any(map(_HAS_ESC, lines)) or any(map(_HAS_CR, lines))):
-        lines = list(map(shown_bytes, lines))
+    if not plain:  # only the lines with a colour code or a CR change when shown (a coloured log has few)
+        redrawn = set(compress(range(len(lines)), map(_HAS_ESC, lines)))
+        redrawn.update(compress(range(len(lines)), map(_HAS_CR, lines)))
+        if redrawn:
+            lines = list(lines)
+            for i in redrawn:
+                lines[i] = shown_bytes(lines[i])
     # line by line, not the region in one pass: a 1 MB temporary per chunk is a fresh mmap each time, and its
     # page faults cost more than the pass saves (2 GiB of one repeated line: +5 s of system time)
     # the unbound method over repeat(table) and one slice object per distinct masked line: ~15% of a dense chunk's
