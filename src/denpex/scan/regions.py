@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from denpex.ingest.lines import MAX_LINE_BYTES, OpenLine, cut_line
+from denpex.scan.coloured import ESC, coloured_lines, cut_line_ends, outside, scan_shown
 from denpex.scan.engines import CandidateEngine, line_rank
 from denpex.scan.newlines import count_newlines
 from denpex.scan.repeats import RepeatFilter, repeat_key
@@ -103,6 +104,7 @@ class RegionFinder:
         self._open_line = OpenLine()  # the line not yet ended, as the line path will read it
         self._open_sizes = False  # that line holds a world-size word: read it when it ends
         self._words: list[int] = []  # this chunk's world-size word ends (chunk offsets)
+        self._coloured: list[tuple[int, int]] = []  # this chunk's whole lines with colour codes (scan.coloured)
         self._straddling_word = False  # a word straddles this chunk's start
 
     def feed(self, chunk: bytes) -> Iterator[Region]:
@@ -119,14 +121,23 @@ class RegionFinder:
             found, heads = dense
         else:
             first_nl = -1 if starts_line else chunk.find(b"\n")
+            last_nl = chunk.rfind(b"\n")
             # ranks from the lines whole in the chunk; the lines cut by its edges are judged whole (_read_across)
-            result = self.engine.scan(chunk, lines=(first_nl + 1, chunk.rfind(b"\n") + 1))
+            result = self.engine.scan(chunk, lines=(first_nl + 1, last_nl + 1))
             self.stats.ranks |= result.ranks
             self._words = result.sizes
-            ends = self._accepted(seg.start, result.candidates)
-            heads = [seg.start + off for off in result.tracebacks]
+            candidates, tracebacks = result.candidates, result.tracebacks
+            if chunk.find(ESC) >= 0:  # coloured lines are candidates as their shown text is
+                self._coloured = coloured_lines(chunk, first_nl + 1, last_nl) if last_nl > first_nl else []
+                shown = scan_shown(self.engine, chunk, self._coloured)
+                self.stats.ranks |= shown.ranks
+                candidates = sorted(outside(self._coloured, candidates) + shown.ends
+                                    + cut_line_ends(chunk, first_nl, last_nl))
+                tracebacks = tracebacks + shown.tracebacks
+            ends = self._accepted(seg.start, candidates)
+            heads = [seg.start + off for off in tracebacks]
             if not starts_line:
-                crossing, crossing_heads = self._crossing(seg, first_nl, result.candidates)
+                crossing, crossing_heads = self._crossing(seg, first_nl, candidates)
                 ends += crossing
                 heads += crossing_heads
             self._segments.append(seg)
@@ -179,10 +190,12 @@ class RegionFinder:
             if piece:  # lines cut by the chunk's edges: _read_across takes their ranks from the whole line
                 scanned = self.engine.scan(piece, ranks=False)
                 ends += [offset + e for e in scanned.candidates]
+                ends += [offset + e for e in cut_line_ends(piece, -1, -1)]  # judged whole, as shown, later
                 heads += [seg.start + offset + t for t in scanned.tracebacks]
                 words += [offset + e for e in scanned.sizes]
                 self.stats.ranks |= scanned.ranks
         self._words = sorted(words)
+        self._coloured = coloured_lines(chunk, first_nl + 1, last_nl) if chunk.find(ESC) >= 0 else []
         if not starts_line:
             crossing, crossing_heads = self._crossing(seg, first_nl, ends)
             ends += crossing
@@ -218,7 +231,8 @@ class RegionFinder:
         head = self._straddling_word  # a word on the line that began before this chunk (and ends in it)
         tail = False  # a word on the line this chunk leaves unfinished
         may_hold_long_lines = len(chunk) > MAX_LINE_BYTES
-        coloured = self._read_coloured(chunk, first_nl + 1, last_nl) if chunk.find(b"\x1b") >= 0 else []
+        coloured, self._coloured = self._coloured, []
+        self._read_coloured(chunk, coloured)
         line_end, long_line = -1, False
         for end in words:
             if end <= first_nl:
@@ -243,20 +257,15 @@ class RegionFinder:
         self._open_line.add(chunk[last_nl + 1:])
         self._open_sizes = tail
 
-    def _read_coloured(self, chunk: bytes, start: int, stop: int) -> list[tuple[int, int]]:
-        """The world size of the whole lines in chunk[start:stop] with colour codes, read on their shown text
-        (scan.world_size.in_line); their (start, end) offsets, in order, whose words are not read in place."""
-        coloured: list[tuple[int, int]] = []
-        at = chunk.find(b"\x1b", start, stop)
-        while at >= 0:
-            line_start = chunk.rfind(b"\n", 0, at) + 1
-            line_end = chunk.find(b"\n", at)
-            coloured.append((line_start, line_end))
-            if COLOURED_WORD.search(chunk, line_start, line_end) is not None:
+    def _read_coloured(self, chunk: bytes, coloured: list[tuple[int, int]]) -> None:
+        """The world size of the whole lines with colour codes ((start, end) offsets in chunk), read on their
+        shown text (scan.world_size.in_line): their words are not read in place."""
+        for line_start, line_end in coloured:
+            # every word holds a z or a Z, and few lines do: two memchr before the regex
+            may_hold_word = chunk.find(b"z", line_start, line_end) >= 0 or chunk.find(b"Z", line_start, line_end) >= 0
+            if may_hold_word and COLOURED_WORD.search(chunk, line_start, line_end) is not None:
                 line = chunk[line_start:line_end]
                 self._note_size(in_line(line if len(line) <= MAX_LINE_BYTES else cut_line(line)))
-            at = chunk.find(b"\x1b", line_end + 1, stop)
-        return coloured
 
     def _read_line(self, line: bytes, sizes: bool) -> None:
         """A line that ran across chunks has ended: its ranks, and its world size when it holds a word (or may:
