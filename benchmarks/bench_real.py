@@ -3,6 +3,8 @@
 Logs (benchmarks/genreal.py, generated once into --workdir):
   realistic   real corpus logs with their causes removed, repeated and interleaved over 8 ranks, one real
               CUDA OOM planted at 90% on rank 3 (--sizes, e.g. 256M,1G,4G)
+  coloured    the realistic text as a colouring log handler prints it (a fifth of the lines painted)
+              (--coloured-size)
   density-P   synthetic training lines of which P% hit a catalog anchor (a real warning line, numbers varied),
               the same OOM planted (--density-size)
   long-line   one 100 MB line full of anchor hits between healthy lines, then the OOM
@@ -72,6 +74,8 @@ def _logs(work: Path, args: argparse.Namespace) -> list[tuple[str, Path]]:
 
     for size in [s for s in args.sizes.split(",") if s]:
         make(f"realistic-{size}", lambda p, s=size: genreal.realistic(p, parse_size(s)))
+    if args.coloured_size:
+        make(f"coloured-{args.coloured_size}", lambda p: genreal.coloured(p, parse_size(args.coloured_size)))
     if args.density_size:
         for fraction in DENSITIES:
             make(f"density-{fraction * 100:g}%-{args.density_size}",
@@ -86,6 +90,7 @@ def _logs(work: Path, args: argparse.Namespace) -> list[tuple[str, Path]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="256M,1G", help="realistic log sizes")
+    parser.add_argument("--coloured-size", default="256M", help="size of the coloured realistic log; '' skips")
     parser.add_argument("--density-size", default="256M", help="size of each density-sweep log; '' skips")
     parser.add_argument("--repeated-size", default="2G", help="size of the repeated-OOM log; '' skips")
     parser.add_argument("--no-long-line", dest="long_line", action="store_false")

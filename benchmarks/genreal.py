@@ -8,6 +8,9 @@ What is left is dense: warnings every step, NCCL INFO, recompile records, progre
 `density`: synthetic training lines of which a given fraction hits a catalog anchor (a real, non-fatal
 warning line from the corpus with its numbers varied), with the same planted OOM.
 
+`coloured`: the realistic log as a colouring log handler (Rich's, coloredlogs) prints it: level words and
+numbers wrapped in colour codes.
+
 `repeated-oom`: one real CUDA OOM line, repeated; `long-line`: one line of the given size between healthy
 lines, then the planted OOM.
 
@@ -124,6 +127,33 @@ def _write(path: str, size: int, make_block: Iterator[str]) -> int:
 
 
 def realistic(path: str, size: int, ranks: int = 8, seed: int = 1) -> int:
+    return _write(path, size, _realistic_blocks(ranks, seed))
+
+
+# what a colouring handler paints (Rich's, coloredlogs, torchtitan's metrics): the level word, and the numbers
+# Rich's highlighter picks out
+_LEVEL = re.compile(r"\b(INFO|WARNING|DEBUG)\b")
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+
+
+def _paint(line: str) -> str:
+    line = _LEVEL.sub(lambda m: f"\x1b[32m{m.group(1)}\x1b[0m", line, count=1)
+    return _NUMBER.sub(lambda m: f"\x1b[1;36m{m.group(1)}\x1b[0m", line)
+
+
+def coloured(path: str, size: int, ranks: int = 8, seed: int = 1) -> int:
+    """The realistic log as a colouring log handler prints it: its INFO/WARNING/DEBUG lines painted."""
+
+    def blocks() -> Iterator[str]:
+        block = next(_realistic_blocks(ranks, seed))
+        painted = "".join(_paint(line) if _LEVEL.search(line) else line for line in block.splitlines(True))
+        while True:
+            yield painted
+
+    return _write(path, size, blocks())
+
+
+def _realistic_blocks(ranks: int, seed: int) -> Iterator[str]:
     rnd = random.Random(seed)
     logs = corpus_lines()
 
@@ -152,7 +182,7 @@ def realistic(path: str, size: int, ranks: int = 8, seed: int = 1) -> int:
             while True:
                 yield block
 
-    return _write(path, size, blocks())
+    return blocks()
 
 
 def density(path: str, size: int, fraction: float, ranks: int = 8, seed: int = 1) -> int:
@@ -209,12 +239,15 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
-    parser.add_argument("--kind", choices=("realistic", "density", "repeated-oom", "long-line"), default="realistic")
+    parser.add_argument("--kind", choices=("realistic", "coloured", "density", "repeated-oom", "long-line"),
+                        default="realistic")
     parser.add_argument("--size", type=parse_size, default=parse_size("256M"))
     parser.add_argument("--fraction", type=float, default=0.01, help="density: share of lines hitting an anchor")
     args = parser.parse_args()
     if args.kind == "realistic":
         n = realistic(args.out, args.size)
+    elif args.kind == "coloured":
+        n = coloured(args.out, args.size)
     elif args.kind == "density":
         n = density(args.out, args.size, args.fraction)
     elif args.kind == "repeated-oom":

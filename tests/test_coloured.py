@@ -99,3 +99,23 @@ def test_a_coloured_line_cut_by_a_chunk_edge_is_judged_whole_as_shown(engine, mo
         roots.add(found and (found.entry_id, found.evidence.line))
     line = data.count(b"\n", 0, data.index(oom)) + 1
     assert roots == {("cuda-oom", line)}
+
+
+@pytest.mark.parametrize("cache_full", [False, True])
+@pytest.mark.parametrize("engine", _engines())
+def test_copies_of_a_coloured_line_that_differ_in_digits_keep_their_own_ranks(engine, cache_full, monkeypatch):
+    # the shown text of a coloured line is resolved once per digit-masked line; a rank marker a code splits
+    # (the byte scan cannot see it) is still read on each copy
+    from denpex.scan import coloured
+    from tests.test_engines import _line_path_ranks
+
+    if cache_full:
+        monkeypatch.setattr(coloured, "MAX_KEYS", 1)
+    data = b"".join(b"[rank\x1b[1m%d\x1b[0m]: \x1b[32mINFO\x1b[0m step \x1b[1;36m%d\x1b[0m\n" % (k % 12, k)
+                    for k in range(600))
+    data += b"[rank\x1b[1m12\x1b[0m]: \x1b[32mINFO\x1b[0m epoch \x1b[1;36m1\x1b[0m done\n"  # a new line, past the bound
+    finder = RegionFinder(best_engine(load(), engine).fresh(), before=5, after=5, repeats=RepeatFilter())
+    list(finder.feed(data))
+    list(finder.finish())
+    assert finder.stats.ranks == _line_path_ranks(data) == set(range(13))
+    assert finder.stats.candidates == 0

@@ -12,13 +12,17 @@ its shown text is, as on the line path. Lines cut by a chunk's edges are judged 
 from __future__ import annotations
 
 import bisect
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import accumulate, repeat
 
 from denpex.ingest.lines import shown_lines
-from denpex.scan.engines import CandidateEngine
+from denpex.masking import MASK_DIGITS
+from denpex.scan.engines import CandidateEngine, line_rank, marker_count
 
 ESC = b"\x1b"
+MAX_KEYS = 1 << 16  # masked lines remembered per input (as scan.repeats.MAX_KEYS)
 
 
 def coloured_lines(data: bytes, start: int, stop: int) -> list[tuple[int, int]]:
@@ -43,16 +47,70 @@ class ShownScan:
     ranks: set[int]  # the ranks of the coloured lines as shown
 
 
-def scan_shown(engine: CandidateEngine, data: bytes, spans: list[tuple[int, int]], ranks: bool = True) -> ShownScan:
-    """The candidates, traceback headers and ranks of these lines of `data`, read on their shown text."""
+class ShownCache:
+    """How the shown text of a coloured line scans, per digit-masked line: copies of a line that differ only in
+    digits (steps, losses, timestamps, which a colouring handler paints) are resolved and scanned once. Masking
+    keeps the codes' grammar (digits become 0) and the scanners match an anchor's digits as any digit, so a
+    copy is a candidate, or a traceback header, exactly when its first copy is (scan.repeats). A line's rank
+    does depend on its digits: where a code sits inside or before a rank marker, so that the byte scan missed
+    it, the rank is read per line (line_rank)."""
+
+    def __init__(self) -> None:
+        self.known: dict[bytes, int] = {}  # masked line -> _CANDIDATE | _HEADER | _HIDDEN_RANK
+
+
+_CANDIDATE, _HEADER, _HIDDEN_RANK = 1, 2, 4
+_CACHED_LINE_BYTES = 4096  # longer lines are resolved each time: the cache stays small
+
+
+def scan_shown(engine: CandidateEngine, data: bytes, spans: list[tuple[int, int]], cache: ShownCache) -> ShownScan:
+    """The candidates, traceback headers and ranks of these lines of `data`, read on their shown text. The
+    ranks are those the byte scan of `data` cannot see (it sees every marker no code touches)."""
     if not spans:
         return ShownScan([], [], set())
-    shown = shown_lines([data[start:end] for start, end in spans])
-    result = engine.scan(b"\n".join(shown) + b"\n", ranks=ranks)
+    lines = [data[start:end] for start, end in spans]
+    masked = list(map(bytes.translate, lines, repeat(MASK_DIGITS)))
+    flags: Mapping[bytes, int] = cache.known
+    new = [line for line in dict.fromkeys(masked) if line not in flags]
+    if new:
+        flags = _resolve(engine, new, cache)
+    ends: list[int] = []
+    heads: list[int] = []
+    ranks: set[int] = set()
+    for (start, end), flag, raw in zip(spans, map(flags.__getitem__, masked), lines, strict=True):
+        if flag:
+            if flag & _CANDIDATE:
+                ends.append(end)
+            if flag & _HEADER:
+                heads.append(start)
+            if flag & _HIDDEN_RANK:
+                rank = line_rank(raw)
+                if rank is not None:
+                    ranks.add(rank)
+    return ShownScan(ends, heads, ranks)
+
+
+def _resolve(engine: CandidateEngine, new: list[bytes], cache: ShownCache) -> Mapping[bytes, int]:
+    """Scan the shown text of these masked lines; their flags join the cache (up to MAX_KEYS lines). Returns
+    the flags of every line known, these included."""
+    shown = shown_lines(new)
+    result = engine.scan(b"\n".join(shown) + b"\n", ranks=False)
     line_ends = newline_offsets(shown)
-    hit = sorted(set(map(bisect.bisect_left, repeat(line_ends), result.candidates)))
-    heads = sorted(set(map(bisect.bisect_left, repeat(line_ends), result.tracebacks)))
-    return ShownScan([spans[i][1] for i in hit], [spans[i][0] for i in heads], result.ranks)
+    found = [0] * len(new)
+    for i in set(map(bisect.bisect_left, repeat(line_ends), result.candidates)):
+        found[i] |= _CANDIDATE
+    for i in set(map(bisect.bisect_left, repeat(line_ends), result.tracebacks)):
+        found[i] |= _HEADER
+    for i, (raw, text) in enumerate(zip(new, shown, strict=True)):
+        if marker_count(text) != marker_count(raw):  # removing codes joined a marker: the byte scan missed it
+            found[i] |= _HIDDEN_RANK
+    known = cache.known
+    kept = {line: flag for line, flag in zip(new, found, strict=True) if len(line) <= _CACHED_LINE_BYTES}
+    if len(known) + len(kept) <= MAX_KEYS:
+        known.update(kept)
+        if len(kept) == len(new):
+            return known
+    return ChainMap(dict(zip(new, found, strict=True)), known)  # a full cache is not copied
 
 
 def outside(spans: list[tuple[int, int]], ends: list[int]) -> list[int]:

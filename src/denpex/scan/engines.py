@@ -145,6 +145,11 @@ def _word_ends(data: bytes, start: int = 0, stop: int | None = None) -> list[int
     return sorted(ends)
 
 
+def marker_count(data: bytes) -> int:
+    """How many rank markers `data` holds."""
+    return len(_RANK_MARKER.findall(data))
+
+
 def line_rank(line: bytes) -> int | None:
     """The rank of one line (_judged), or None."""
     if line.find(b"\r") >= 0 or line.find(b"\x1b") >= 0:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from denpex.ingest.lines import MAX_LINE_BYTES, OpenLine, cut_line
-from denpex.scan.coloured import ESC, coloured_lines, cut_line_ends, outside, scan_shown
+from denpex.scan.coloured import ESC, ShownCache, coloured_lines, cut_line_ends, outside, scan_shown
 from denpex.scan.engines import CandidateEngine, line_rank
 from denpex.scan.newlines import count_newlines
 from denpex.scan.repeats import RepeatFilter, repeat_key
@@ -105,6 +105,7 @@ class RegionFinder:
         self._open_sizes = False  # that line holds a world-size word: read it when it ends
         self._words: list[int] = []  # this chunk's world-size word ends (chunk offsets)
         self._coloured: list[tuple[int, int]] = []  # this chunk's whole lines with colour codes (scan.coloured)
+        self._shown = ShownCache()
         self._straddling_word = False  # a word straddles this chunk's start
 
     def feed(self, chunk: bytes) -> Iterator[Region]:
@@ -129,7 +130,7 @@ class RegionFinder:
             candidates, tracebacks = result.candidates, result.tracebacks
             if chunk.find(ESC) >= 0:  # coloured lines are candidates as their shown text is
                 self._coloured = coloured_lines(chunk, first_nl + 1, last_nl) if last_nl > first_nl else []
-                shown = scan_shown(self.engine, chunk, self._coloured)
+                shown = scan_shown(self.engine, chunk, self._coloured, self._shown)
                 self.stats.ranks |= shown.ranks
                 candidates = sorted(outside(self._coloured, candidates) + shown.ends
                                     + cut_line_ends(chunk, first_nl, last_nl))
