@@ -366,3 +366,21 @@ def test_the_fast_path_takes_a_lines_rank_from_the_whole_line_wherever_chunks_cu
             list(finder.feed(data[at:at + chunk]))
         list(finder.finish())
         assert finder.stats.ranks == expected, (name, chunk, dense)
+
+
+@pytest.mark.parametrize("engine", _engines())
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_rank_that_went_quiet_before_the_end_keeps_its_own_last_line_on_the_fast_path(engine, workers, tmp_path,
+                                                                                      monkeypatch):
+    # the fast path framed the input's last 100 lines: a rank quiet for longer had as its last line whatever line
+    # of it a candidate had framed, far earlier (silence evidence, and the rank table, wrong)
+    monkeypatch.setattr(fast, "PARALLEL_FILE_BYTES", 1)
+    real = (CORPUS / "generated" / "gen-dist-success-4rank" / "log.txt").read_text().splitlines(True)
+    body = real * 60
+    quiet = [line for line in real if "[rank3]" not in line] * 12  # ~370 lines without rank 3
+    log = tmp_path / "quiet.log"
+    log.write_text("".join(body + quiet))
+    want = {rank: state.last_line.line for rank, state in diagnose(log, engine="lines").ranks.items()}
+    got = {rank: state.last_line.line for rank, state in diagnose(log, engine=engine, workers=workers).ranks.items()}
+    last_of_rank3 = max(i for i, line in enumerate(body, 1) if "[rank3]" in line)
+    assert got == want and want[3] == last_of_rank3

@@ -37,6 +37,10 @@ _DENSE_CHUNK = 512
 # dense chunk holds only new lines (no copies yet), and one fixed 64-chunk wait left 64 MiB of a 100%-dense log
 # on the slower ordinary path
 _DENSE_COOLDOWN = 64
+# the last line of each rank is looked for in the chunks held at the end, over at most this many lines (a few
+# ms), for at most this many ranks
+_LAST_WORDS_LINES = 50_000
+_LAST_WORDS_RANKS = 4096
 _EDGE = 512  # bytes on each side of a chunk boundary scanned again for anchors that straddle it
 
 
@@ -339,12 +343,37 @@ class RegionFinder:
             found = self._close_open_line(self._next_start)
             self._pending = sorted(set(self._pending) | found)
         if at_end and self._segments and self._next_start > self._emitted:
-            self._pending = sorted(set(self._pending) | {self._next_start})
+            last_words = {start for start in self._last_lines_of_ranks() if start > self._emitted}
+            self._pending = sorted(set(self._pending) | {self._next_start} | last_words)
         if at_end and self._open_line:  # the last line has no newline
             self._read_line(self._open_line.close(), self._open_sizes)
         yield from self._emit(final=True)
         last = self._segments[-1].data if self._segments else b""
         self.stats.lines_total = self._next_line0 + (1 if last and not last.endswith(b"\n") else 0)
+
+    def _last_lines_of_ranks(self) -> set[int]:
+        """Where the last line of each rank starts, for the ranks whose last line is in the chunks still held.
+        Framed with the input's last lines: a rank that went quiet a few hundred lines before the end (the
+        silence evidence) had as its last line whatever line of it a candidate happened to frame, thousands of
+        lines earlier. A point at a line's start frames it without making it a candidate (scan.fast)."""
+        wanted = set(self.stats.ranks)
+        if not wanted or len(wanted) > _LAST_WORDS_RANKS:
+            return set()
+        window = b"".join(seg.data for seg in self._segments)
+        base = self._segments[0].start
+        floor = window.find(b"\n") + 1 if base > 0 else 0  # the held chunks may begin inside a line
+        end = len(window) - 1 if window.endswith(b"\n") else len(window)
+        starts: set[int] = set()
+        for _ in range(_LAST_WORDS_LINES):
+            if not wanted or end <= floor:
+                break
+            start = window.rfind(b"\n", floor, end) + 1 or floor
+            rank = line_rank(window[start:end])
+            if rank in wanted:
+                wanted.discard(rank)
+                starts.add(base + start)
+            end = start - 1
+        return starts
 
     # -- byte access across segments -----------------------------------------------------------
     def _seg_index(self, offset: int) -> int:
