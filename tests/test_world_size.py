@@ -144,3 +144,48 @@ def test_colour_codes_anywhere_in_the_line_do_not_change_the_size():
         for engine in _engines():
             for chunk in (13, 64, 4096):
                 assert _fast_path(data, engine, chunk, dense=False) == 16, (at, engine, chunk)
+
+
+@settings(max_examples=300, deadline=None)
+@given(size=st.integers(0, 999_999), digits=st.text("0123456789", min_size=1, max_size=6))
+def test_a_floor_pattern_matches_exactly_the_values_above_it(size, digits):
+    import re
+
+    from denpex.scan.engines import _larger_than
+
+    larger = _larger_than(size)
+    expected = int(digits) > size
+    if larger is None:  # nothing of 6 digits is larger
+        assert not expected
+        return
+    assert bool(re.fullmatch(rb"0{0,5}" + larger, digits.encode())) == expected, (size, digits)
+
+
+def test_a_raised_floor_still_finds_a_larger_size_cut_by_a_chunk_edge():
+    pytest.importorskip("hyperscan")
+    # the size is read on every line: 8 many times (the floor becomes 8), then 16 whose digits a chunk ends between
+    head = b"".join(b"[rank%d]: process group ready world_size=8\n" % (i % 4) for i in range(200))
+    cut = b"[rank1]: process group ready world_size=1"
+    data = head + cut + b"6\n" + b"[rank0]: step 1 loss 0.5\n" * 5
+    finder = RegionFinder(_build(load(), "hyperscan").fresh(), before=3, after=3, repeats=RepeatFilter())
+    list(finder.feed(data[: len(head) + len(cut)]))
+    assert finder.engine._size_floor == 8  # whole lines' words of 8 or less are no longer reported
+    list(finder.feed(data[len(head) + len(cut):]))
+    list(finder.finish())
+    assert finder.stats.world_size == 16 == _line_path(data)
+
+
+def test_a_floor_leaves_out_only_the_words_that_cannot_raise_the_size():
+    pytest.importorskip("hyperscan")
+    engine = _build(load(), "hyperscan").fresh()
+    data = b"a world_size=8\nb world_size=16\nc World size: 9\nd WORLD_SIZE=0016\ne world_size=8"
+    lines = (0, data.rfind(b"\n") + 1)
+    every = engine.scan(data, lines=lines).sizes
+    engine.raise_size_floor(8)
+    kept = engine.scan(data, lines=lines).sizes
+    # the 8 in a whole line is left out; 16, 9 and 0016 are kept; the last line's word, cut by the end, stays
+    assert [data[end - 10:end] for end in every] == [b"world_size", b"world_size", b"World size", b"WORLD_SIZE",
+                                                    b"world_size"]
+    assert kept == every[1:]
+    assert engine.scan(data, ranks=False).sizes == every  # without `lines`, every word
+    assert engine.fresh().scan(data, lines=lines).sizes == every  # a new session starts without a floor

@@ -70,6 +70,13 @@ class CandidateEngine(Protocol):
         does not scan, and the rest of a line of many hits."""
         ...
 
+    def raise_size_floor(self, size: int) -> None:
+        """The largest world size read so far in this session: from now on a scan with `lines` may leave out the
+        words inside those lines whose value cannot be larger (scan.world_size: only the largest counts). Words
+        outside `lines` (cut by the buffer's edges, their digits maybe in the next buffer) and every word of a
+        scan without `lines` are still reported. An engine may ignore it."""
+        ...
+
 
 def any_digits(pattern: bytes) -> bytes:
     """An escaped anchor whose digits match any digit. Repeat keys mask digits (scan.repeats), so copies of a line
@@ -98,6 +105,18 @@ _MAX_RANK = 65535
 def _line_end(data: bytes, end: int) -> int:
     newline = data.find(b"\n", end)
     return len(data) if newline < 0 else newline
+
+
+def _larger_than(size: int) -> bytes | None:
+    """A regex for the decimal numbers of at most 6 digits (leading zeros aside) whose value exceeds `size`, or
+    None when there are none: the digits world_size.at_word reads."""
+    digits = b"%d" % size
+    width = len(digits)
+    larger = [b"[1-9][0-9]{%d,5}" % width] if width < 6 else []  # more digits
+    for i, digit in enumerate(digits[:6]):  # as many digits: the first place where it is larger
+        if digit < ord("9"):
+            larger.append(digits[:i] + b"[%c-9]" % (digit + 1) + b"[0-9]" * (width - 1 - i))
+    return b"(?:" + b"|".join(larger) + b")" if larger and width <= 6 else None
 
 
 def _no_words(data: bytes, start: int, stop: int) -> list[int]:
@@ -243,6 +262,9 @@ class PythonEngine:
     def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
         return _word_ends(data, start, stop)
 
+    def raise_size_floor(self, size: int) -> None:
+        """Every word is reported: finding them costs this engine no callback per word."""
+
     def scan(self, data: bytes, ranks: bool = True, lines: tuple[int, int] | None = None) -> ScanResult:
         found: list[int] = []
         tracebacks: list[int] = []
@@ -335,6 +357,9 @@ class Re2Engine:
     def word_ends(self, data: bytes, start: int, stop: int) -> list[int]:
         return [found.end() for found in self._words.finditer(data, start, stop)]
 
+    def raise_size_floor(self, size: int) -> None:
+        """Every word is reported: finding them costs this engine no callback per word."""
+
     def _compile(self) -> None:
         pattern = self._literals
         if self._ranks_inline and len(self._known) <= self._MAX_KNOWN:
@@ -417,6 +442,8 @@ _DENSE_FORM, *_OTHER_FORMS = _RANK_FORMS
 _RANK_LIMIT = 4096
 _SWITCH_AT = 256  # hits of the other forms (or frontier hits that find no new rank) in one chunk
 _ONE_LINE_HITS = 64  # anchor hits after which a scan looks whether they all fell on one line
+_FLOOR_RAISES = 4  # world-size floors a session compiles into its database (HyperscanEngine.raise_size_floor)
+_SIZE_HIT_REACH = 32  # a size hit's word ends this close before it: up to 3 separators and 11 digits
 
 
 def frontier(known: set[int]) -> list[bytes]:
@@ -476,8 +503,10 @@ class HyperscanEngine:
         self._per_rank = False  # the session switched to per-rank literals
         self._dense = False
         self._many_ranks = False
+        self._size_floor = 0  # the database reports words in whole lines only when their value exceeds it
+        self._floor_raises = 0
         self._use_frontier()
-        self._initial = (self._db, self._scratch, self._frontier_lengths)
+        self._initial = (self._db, self._scratch, self._frontier_lengths, self._expressions)
         words = [re.escape(word) for word in WORLD_SIZE_WORDS]
         self._words_db = _compiled(hyperscan, words, [0] * len(words))
         self._words_scratch = hyperscan.Scratch(self._words_db)
@@ -492,12 +521,33 @@ class HyperscanEngine:
         return sorted(ends)
 
     def fresh(self) -> HyperscanEngine:
-        if not self._per_rank and not self._known:
+        if not self._per_rank and not self._known and not self._size_floor:
             return self
         other = copy.copy(self)
         other._known, other._rebuilds, other._per_rank, other._many_ranks = set(), 0, False, False
-        other._db, other._scratch, other._frontier_lengths = self._initial
+        other._size_floor, other._floor_raises = 0, 0
+        other._db, other._scratch, other._frontier_lengths, other._expressions = self._initial
         return other
+
+    def raise_size_floor(self, size: int) -> None:
+        """Words in whole lines are reported only with a value above `size`: on a log that prints its size on
+        every few lines (the realistic benchmark: ~97,000 words a GiB) each word cost a match callback and a
+        read of its value, ~0.1 s a GiB, to find the same number again. Values a scan leaves out cannot raise
+        the largest (scan.world_size), so every engine reads the same size. The database is rebuilt for each
+        raise (~10 ms, cached on disk like the frontier's), at most _FLOOR_RAISES times a session: a log whose
+        size keeps growing keeps the last floor, and its later words are simply all reported."""
+        if size <= self._size_floor or self._floor_raises >= _FLOOR_RAISES or _larger_than(size) is None:
+            return
+        larger = _larger_than(size)
+        assert larger is not None
+        self._size_floor = size
+        self._floor_raises += 1
+        sizes = [re.escape(word) + rb"[^\w\n]{0,3}0{0,5}" + larger + rb"\b" for word in WORLD_SIZE_WORDS]
+        self._expressions = self._expressions[: self._size_base] + sizes + self._expressions[self._rank_base :]
+        if self._per_rank:
+            self._use(self._dense)
+        else:
+            self._use_frontier()
 
     def _use_frontier(self) -> None:
         """Build (or load) the database whose rank literals are the frontier of the known ranks."""
@@ -543,6 +593,8 @@ class HyperscanEngine:
         hits: list[tuple[int, int]] = []  # (end offset, pattern id) of rank literals
         extra_markers: list[tuple[int, int]] = []  # markers in the skipped rests of lines of hits
         sizes: list[int] = []
+        size_hits: list[int] = []  # the database's size hits: a word's end, or with a floor set, its value's
+        size_ids: list[int] = []  # which word each is
         traceback_id = self._traceback_id
         size_base = self._size_base
         rank_base = self._rank_base
@@ -556,7 +608,8 @@ class HyperscanEngine:
                 if pattern_id >= rank_base:
                     hits.append((end, pattern_id))
                 else:
-                    sizes.append(end)
+                    size_hits.append(end)
+                    size_ids.append(pattern_id)
                 return None
             found.append(end)
             if pattern_id == traceback_id:
@@ -577,12 +630,27 @@ class HyperscanEngine:
                 checked = len(found)
                 if base >= len(data):
                     break
-        sizes.sort()
+        if self._size_floor:
+            sizes = sorted(set(sizes + self._floor_words(data, size_hits, size_ids, lines)))
+        else:
+            sizes = sorted(sizes + size_hits)
         if not ranks:
             return ScanResult(found, tracebacks, set(), sizes)
         if self._per_rank:
             return ScanResult(found, tracebacks, self._per_rank_ranks(data, hits, extra_markers, lines), sizes)
         return ScanResult(found, tracebacks, self._frontier_ranks(data, hits, extra_markers, lines), sizes)
+
+    def _floor_words(self, data: bytes, hits: list[int], ids: list[int], lines: tuple[int, int] | None) -> list[int]:
+        """With a floor set, the database's size hits end after a value: back to the end of their word. The words
+        outside `lines` (or all of them, without `lines`) are found by the words' own database: their digits may
+        be cut by the buffer's end, and the caller reads the whole line."""
+        ends = [data.rfind(WORLD_SIZE_WORDS[pattern_id - self._size_base], max(0, end - _SIZE_HIT_REACH), end)
+                + WORD_LENGTH for end, pattern_id in zip(hits, ids, strict=True)]
+        if lines is None:
+            return self.word_ends(data, 0, len(data))
+        ends = [end for end in ends if lines[0] <= end - WORD_LENGTH and end <= lines[1]]
+        rest = self.word_ends(data, 0, lines[0]) + self.word_ends(data, lines[1], len(data))
+        return ends + rest
 
     def _frontier_ranks(self, data: bytes, hits: list[tuple[int, int]], markers: list[tuple[int, int]],
                         lines: tuple[int, int] | None) -> set[int]:

@@ -111,6 +111,7 @@ class RegionFinder:
         self._coloured: list[tuple[int, int]] = []  # this chunk's whole lines with colour codes (scan.coloured)
         self._shown = ShownCache()
         self._straddling_word = False  # a word straddles this chunk's start
+        self._size_floor = 0  # the largest world size the engine was told of
 
     def feed(self, chunk: bytes) -> Iterator[Region]:
         """The next chunk of the input."""
@@ -151,6 +152,9 @@ class RegionFinder:
             self._dense_cooldown -= 1
             self._dense = self.repeats is not None and len(ends) > _DENSE_ENTER and self._dense_cooldown <= 0
         self._read_across(seg, starts_line)
+        if self.stats.world_size is not None and self.stats.world_size > self._size_floor:
+            self._size_floor = self.stats.world_size  # smaller values in whole lines need not be reported
+            self.engine.raise_size_floor(self._size_floor)
         self.stats.candidates += len(found)
         if found:
             self._pending = sorted(set(self._pending) | found) if self._pending else sorted(found)
