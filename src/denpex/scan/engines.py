@@ -649,8 +649,11 @@ class HyperscanEngine:
         if lines is None:
             return self.word_ends(data, 0, len(data))
         ends = [end for end in ends if lines[0] <= end - WORD_LENGTH and end <= lines[1]]
-        rest = self.word_ends(data, 0, lines[0]) + self.word_ends(data, lines[1], len(data))
-        return ends + rest
+        for start, stop in ((0, lines[0]), (lines[1], len(data))):
+            # every word ends in "ize" or "IZE": two C searches spare most pieces a database call
+            if data.find(b"ize", start, stop) >= 0 or data.find(b"IZE", start, stop) >= 0:
+                ends += self.word_ends(data, start, stop)
+        return ends
 
     def _frontier_ranks(self, data: bytes, hits: list[tuple[int, int]], markers: list[tuple[int, int]],
                         lines: tuple[int, int] | None) -> set[int]:

@@ -20,6 +20,7 @@ WORDS = (b"world_size", b"world size", b"WORLD_SIZE", b"World size")
 WORD_LENGTH = 10
 assert all(len(word) == WORD_LENGTH for word in WORDS)
 assert all(b"z" in word or b"Z" in word for word in WORDS)  # the fast path skips coloured lines without either
+assert all(word.endswith((b"ize", b"IZE")) for word in WORDS)  # a floor's pieces are searched for these first
 _IN_LINE = re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(w) for w in WORDS) + rb")\b\W{0,3}(\d{1,6})\b")
 # the same, read at a word found by a scanner: the value must follow on the same line
 _AFTER_WORD = re.compile(rb"\b[^\w\n]{0,3}(\d{1,6})\b")
