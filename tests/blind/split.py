@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -70,7 +71,11 @@ def problems(case: Path) -> list[str]:
 def stratum(case: Path) -> str:
     label = json.loads((case / "label.json").read_text(encoding="utf-8"))
     # GPU runs came after the first deal: strata of their own leave every earlier case where it was
-    real_run = case.name.split("-", 1)[0] in ("run", "run7")  # round 7's launcher runs are named run7-...
+    # real runs are named run-..., or runN-... after their round (run7-, run14-). Rounds 11-13 named theirs runN-
+    # too but were dealt as threads: kept so, a rerun of their split must give the recorded halves
+    prefix = case.name.split("-", 1)[0]
+    numbered = re.fullmatch(r"run(\d+)", prefix)
+    real_run = prefix in ("run", "run7") or (numbered is not None and int(numbered.group(1)) >= 14)
     kind = "gpu-run" if case.name.startswith("run-gpu") else "run" if real_run else "thread"
     return f"{kind}:{label['category']}"
 
