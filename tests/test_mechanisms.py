@@ -790,3 +790,69 @@ def test_a_one_process_log_gives_its_bare_lines_to_its_only_rank():
     # it is (NCCL's `[1]` is a device index), so this rule stays out of it
     nccl = diagnose(str(TESTS / "blind" / "test6" / "gh-pytorch-130113" / "log.txt")).root_cause
     assert nccl.category == "dist.nccl_error" and "only rank" not in nccl.rank_reason
+
+
+# -- round 14: Slurm, SGLang, DDP's own rank in its parameter check --------------------------------------------
+DEV14 = TESTS / "blind" / "dev14"
+
+
+@pytest.mark.parametrize("case, rank", [("run14-srun-sigkill", 1), ("run14-srun-hostoom", 2)])
+def test_srun_names_the_task_it_saw_killed_and_that_task_is_the_rank(case, rank):
+    # real srun --label runs: `srun: error: vm: task 1: Killed`, then `tasks 0,2-3: Terminated` for the rest
+    result = diagnose(str(DEV14 / case / "log.txt"))
+    assert result.verdict is Verdict.FAILURE
+    root = result.root_cause
+    assert root.entry_id == "host-oom-killed" and root.evidence.text.startswith("srun: error: vm: task ")
+    assert root.rank == rank and root.rank_evidence == "named_in_message"
+
+
+def test_srun_task_lists_and_signals_are_read_as_ranks():
+    catalog = load()
+    matcher = LineMatcher(catalog)
+
+    def hit(text: str) -> tuple[str, dict[str, object]]:
+        found = [h for h in matcher.match(_line(text)) if h.confirmed]
+        assert found, text
+        return found[0].entry.id, found[0].fields
+
+    assert hit("srun: error: node12: tasks 0,2-3: Out Of Memory") == (
+        "host-oom-killed", {"host": "node12", "ranks": "0,2-3"})
+    assert hit("srun: error: gpu-a: task 5: Segmentation fault (core dumped)")[0] == "worker-segfault"
+    entry, fields = hit("srun: error: gpu-a: task 3: Exited with exit code 2")
+    assert entry == "torchrun-child-failed" and fields["exitcode"] == "2" and named_rank(fields) == 3
+    entry, fields = hit("srun: error: vm: task 2: Aborted")
+    assert entry == "torchrun-child-failed" and fields["signal"] == "Aborted"
+    entry, fields = hit("srun: error: vm: tasks 0-1,3: Terminated")
+    assert entry == "torchrun-sigterm-survivors" and named_rank(fields) is None  # alive until then: not about them
+
+
+def test_ranks_srun_tore_down_did_not_die_silently():
+    # real run: rank 1 calls an extra broadcast; rank 2 aborts, ranks 0 and 2 lose their peer, rank 3 prints nothing
+    # and srun terminates tasks 0-1,3: rank 3 was alive until then, so it is not the rank that died without a word
+    result = diagnose(str(DEV14 / "run14-srun-mismatch-extrabcast" / "log.txt"))
+    assert result.root_cause.entry_id != "rank-died-silently"
+    assert result.root_cause.rank == 1
+
+
+def test_slurmstepds_reports_in_a_task_stream_are_not_that_tasks():
+    assert _line("0: slurmstepd-vm: error: *** STEP 31.0 ON vm CANCELLED AT 2026-12-06T13:45:43 ***").rank is None
+    assert _line("0: slurmstepd: error: Detected 1 oom-kill event(s) in StepId=28.0.").rank is None
+    assert _line("3: [rank3]: KeyError: 'x'").rank == 3 and _line("03: step 1").rank == 3
+
+
+def test_ddps_parameter_check_names_the_rank_that_differs_from_process_0():
+    # real posted log (dev14 gh-mcuformer-2): one line, no launcher prefix
+    result = diagnose(str(DEV14 / "gh-mcuformer-2" / "log.txt"))
+    assert result.root_cause.entry_id == "ddp-model-mismatch"
+    assert result.root_cause.rank == 2 and result.root_cause.rank_evidence == "named_in_message"
+
+
+def test_sglangs_parallel_tags_are_ranks_and_its_tracebacks_are_that_ranks():
+    assert _line("[2025-12-06 02:08:52 TP7] Scheduler hit an exception: Traceback (most recent call last):").rank == 7
+    assert _line("[2025-07-01 10:00:00 DP0 TP3 EP3] Load weight end.").rank == 3
+    assert _line("[2025-07-01 10:00:00 PP1 TP3] Load weight end.").rank is None  # not the job's rank
+    assert _line("[2025-07-01 10:00:00] plain record").rank is None
+    # real posted log (dev14 gh-sglang-14527): TP7's record carries the traceback on its bare lines, TP0's follows
+    result = diagnose(str(DEV14 / "gh-sglang-14527" / "log.txt"))
+    assert result.root_cause.evidence.text == "AssertionError" and result.root_cause.evidence.rank is None
+    assert result.root_cause.rank == 7 and result.root_cause.rank_evidence == "own_output"

@@ -406,6 +406,16 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             finding.rank_reason = "the decisive line is this rank's own output"
             _message_peer(root, cands, collection, finding.evidence.rank)
         return
+    header = root.block.header if root.block is not None else None
+    if header is not None and header.rank is not None and header.file == finding.evidence.file:
+        # a traceback is one process's output: a logger that prefixes a record's first line only (SGLang's
+        # `[2025-12-06 02:08:52 TP7] Scheduler hit an exception: Traceback ...`, `logger.exception` under a
+        # rank-tagged format) leaves its frames and exception line bare
+        finding.initiating_rank = header.rank
+        finding.rank_evidence = "own_output"
+        finding.rank_reason = (f"the decisive line ends a traceback that begins on a line of rank {header.rank} "
+                               "(one record, prefixed on its first line only)")
+        return
     aborted = _aborted_rank(root, cands, collection)
     if aborted is not None:
         finding.initiating_rank = aborted

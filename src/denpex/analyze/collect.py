@@ -452,6 +452,24 @@ RANK_FIELDS = ("culprit_rank", "culprit_ranks", "rank", "ranks")
 _NUMBER = re.compile(r"\d+")
 
 
+# a field naming the ranks a launcher tore down after another failed (srun's `tasks 0,2-3: Terminated`): evidence that
+# they were alive until then, not about who failed
+TORN_DOWN_FIELD = "torn_down_ranks"
+
+
+def rank_list(value: object) -> set[int]:
+    """The ranks of a list as launchers print them: `3`, `1, 3`, `0,2-3` (ranges included)."""
+    ranks: set[int] = set()
+    for first, last in _RANGE.findall(str(value)):
+        low, high = int(first), int(last or first)
+        if high - low <= 65536:
+            ranks.update(range(low, high + 1))
+    return ranks
+
+
+_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
 def named_rank(fields: dict[str, object]) -> int | None:
     """The rank a message names as the one it is about, from the catalog's rank-valued fields."""
     for name in RANK_FIELDS:

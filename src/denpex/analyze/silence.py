@@ -9,7 +9,7 @@ lines are absent (per-rank files), the rank's silence while every other rank rep
 
 from __future__ import annotations
 
-from denpex.analyze.collect import Candidate, Collection, named_rank
+from denpex.analyze.collect import TORN_DOWN_FIELD, Candidate, Collection, named_rank, rank_list
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
 from denpex.model import Finding, RankState, Role
@@ -66,7 +66,10 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     if not reporters:
         return None
     speaking = {c.finding.evidence.rank for c in cands if c.finding.evidence.rank is not None}
-    quiet = [state for rank, state in collection.ranks.items() if rank not in speaking and state.lines > 0]
+    # a rank the launcher tore down after the failure was alive until then: it did not die without a word
+    alive = {rank for c in cands for rank in rank_list(c.finding.fields.get(TORN_DOWN_FIELD, ""))}
+    quiet = [state for rank, state in collection.ranks.items()
+             if rank not in speaking and rank not in alive and state.lines > 0]
     if len(quiet) != 1:
         return None
     entry = catalog.generic("rank_silence")

@@ -105,10 +105,29 @@ class TracebackTracker:
 
     def __init__(self) -> None:
         self._streams: dict[tuple[str, int | None], _Stream] = {}
+        # per file, the ranked stream whose traceback a bare next line continues, and that stream's last line number
+        self._record_of_file: dict[str, tuple[tuple[str, int | None], int]] = {}
         self._next_id = 0
 
     def feed(self, line: Line) -> tuple[Block | None, Kind]:
         key = (line.file, line.rank)
+        if line.rank is None:
+            # a record whose logger prefixes its first line only (SGLang's `[... TP7] Scheduler hit an exception:
+            # Traceback ...`, `logger.exception` under a rank-tagged format): its bare lines right after go on
+            # with that rank's traceback, not a headless one of no rank
+            going_on = self._record_of_file.get(line.file)
+            if going_on is not None and going_on[1] == line.number - 1:
+                key = going_on[0]
+        block, kind = self._feed(line, key)
+        starts = line.rank is not None and kind is Kind.HEADER
+        goes_on = line.rank is None and key[1] is not None and block is not None and kind is not Kind.OTHER
+        if starts or goes_on:
+            self._record_of_file[line.file] = (key, line.number)
+        else:
+            self._record_of_file.pop(line.file, None)
+        return block, kind
+
+    def _feed(self, line: Line, key: tuple[str, int | None]) -> tuple[Block | None, Kind]:
         stream = self._streams.get(key)
         if stream is None:
             stream = self._streams[key] = _Stream()

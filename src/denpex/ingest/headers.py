@@ -63,7 +63,9 @@ _GLOG = re.compile(
     re.VERBOSE,
 )
 _PYLOG = re.compile(
-    r"""^\[?(?P<iso>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[,.]\d+)?(?:Z|[+-]\d\d:?\d\d)?)(?P<close>\])?\s*
+    r"""^\[?(?P<iso>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[,.]\d+)?(?:Z|[+-]\d\d:?\d\d)?)
+        # SGLang's logger prefix (`[%(asctime)s TP7]`, `[... DP0 TP3 EP3]`, `[... PP1 TP2]`): its parallel ranks
+        (?:\ (?P<parallel>(?:(?:DP|PP|TP|EP|CP|MOE_DP)\d+\ ?){1,5}))?(?P<close>\])?\s*
         (?:\[rank(?P<rank>\d+)\]\s*)?
         (?:(?P<logger>[\w.]+):\s\[(?P<blevel>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]\s?   # torch < 2.3
          |\[(?P<dlevel>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]\s?                 # DeepSpeed: [INFO]
@@ -162,6 +164,19 @@ def _json_record(text: str, head: Header) -> str:
     return text
 
 
+_PARALLEL_TAG = re.compile(r"(DP|PP|TP|EP|CP|MOE_DP)(\d+)")
+
+
+def _tensor_parallel_rank(tags: str) -> int | None:
+    """The rank in SGLang's `TP7` / `DP0 TP3 EP3` tags, as vLLM's `TP1` is read: the tensor-parallel rank, which is
+    the GPU's rank when there is one pipeline stage (DP and EP ranks live inside the TP group); with a later pipeline
+    stage (`PP1 TP2`) it is not the job's rank, so none is taken."""
+    found = dict(_PARALLEL_TAG.findall(tags))
+    if "TP" not in found or int(found.get("PP", "0")) != 0:
+        return None
+    return int(found["TP"])
+
+
 def parse(text: str, year: int | None = None) -> Header:
     """Strip and record every header we recognise; the body is what the program itself said.
 
@@ -200,8 +215,12 @@ def parse(text: str, year: int | None = None) -> Header:
         if srun_label is None and head.rank is None and local_from_launcher is None:
             found = _SRUN_LABEL.match(rest)
             if found:
-                srun_label = int(found.group("rank"))
                 rest = rest[found.end() :]
+                # slurmstepd writes its own reports (`slurmstepd-vm: error: *** STEP 31.0 ON vm CANCELLED ...`,
+                # `Detected 1 oom-kill event(s) in StepId=28.0`) into a task's stream, task 0's as a rule: they
+                # are about the step, so the label is not their rank
+                if not rest.startswith("slurmstepd"):
+                    srun_label = int(found.group("rank"))
                 continue
         break
     if local_from_launcher is not None:
@@ -226,6 +245,8 @@ def parse(text: str, year: int | None = None) -> Header:
         head.timestamp, head.year = _iso_time(found.group("iso"))
         if found.group("rank") is not None and head.rank is None:
             head.rank = int(found.group("rank"))
+        if found.group("parallel") and head.rank is None:
+            head.rank = _tensor_parallel_rank(found.group("parallel"))
         level = found.group("blevel") or found.group("dlevel") or found.group("level")
         if level:
             head.level = _LEVEL_NAMES[level]
