@@ -856,3 +856,11 @@ def test_sglangs_parallel_tags_are_ranks_and_its_tracebacks_are_that_ranks():
     result = diagnose(str(DEV14 / "gh-sglang-14527" / "log.txt"))
     assert result.root_cause.evidence.text == "AssertionError" and result.root_cause.evidence.rank is None
     assert result.root_cause.rank == 7 and result.root_cause.rank_evidence == "own_output"
+
+
+def test_a_ring_peer_named_from_the_one_report_a_teardown_left_says_it_may_be_further_round():
+    # real mp.spawn run (dev14): rank 2 hung; rank 0's recv timed out and spawn SIGTERMed the rest at once, so the
+    # rank 0 waited on (1) may itself have been waiting: the report says so instead of claiming it outright
+    result = diagnose(str(DEV14 / "run14-spawn-jsonlog-hang" / "log.txt"))
+    assert result.root_cause.rank_evidence == "waited_on"
+    assert "may be further round the ring" in result.root_cause.rank_reason

@@ -208,9 +208,14 @@ def _waited_for(cands: list[Candidate], collection: Collection,
         spawned = _spawned_world(cands) if collection.world_size is None else None
         size = (f"; world size {spawned}: the failed process and the {spawned - 1} that mp.spawn tore down after it"
                 if spawned is not None else "")
+        world = collection.world_size or spawned or 0
+        # in a ring every rank behind a hung one blocks too, and a launcher that tears the job down at the first
+        # failure leaves one report: the rank it waited on may itself have been waiting further round
+        doubt = (f" (only {votes} report survived the teardown: with {world} ranks the hung rank may be further "
+                 "round the ring)" if votes == 1 and world > 2 and _torn_down(cands) else "")
         return peer, "waited_on", (
             f"{votes} rank(s) timed out in {collective} waiting on rank {peer} (gloo's ring: each rank receives "
-            f"from the next rank and sends to the previous one); rank {peer} reported no timeout{size}")
+            f"from the next rank and sends to the previous one); rank {peer} reported no timeout{size}{doubt}")
     slow = _behind_in_steps(collection, reporters)
     if slow is not None:
         rank, step, others = slow
@@ -236,6 +241,12 @@ _SPAWN_TEARDOWN = "Terminating process"
 # what every report of spawn's about one child says: that header, `... terminated with exit code 1`, `... with signal
 # SIGABRT` (the catalog's launcher entries read the rank; this only tells spawn's reports from other launchers')
 _SPAWN_REPORT = "terminated with "
+
+
+def _torn_down(cands: list[Candidate]) -> bool:
+    """Did a launcher stop the other processes once one failed (mp.spawn's SIGTERMs, torchrun's survivors)?"""
+    return any(c.entry is not None and c.entry.layer == "launcher" and c.finding.role is Role.COLLATERAL
+               and ("pid" in c.finding.fields or "signal" in c.finding.fields) for c in cands)
 
 
 def _spawned_world(cands: list[Candidate]) -> int | None:
