@@ -66,6 +66,12 @@ FLOORS = {
     # a traceback whose record is prefixed on its first line only, DDP's `[2]: params[4]`
     "dev14": {"category": 0.94, "decisive_line": 1.00, "rank": 0.80, "verdict": 1.00},
     "test14": {"category": 0.95, "decisive_line": 0.90, "rank": 0.75, "verdict": 1.00},
+    # round 15 (15 real runs: Ray Train TorchTrainer on CPU workers, DeepSpeed's launcher): scored whole once, blind,
+    # at bed002b (10/15 12/15 5/15 15/15); split with seed 20261215; dev15's misses read (a pid->rank worker table,
+    # the raylet's death report, Ray's folded error snippets, DeepSpeed's rankless -9); test15 by totals only (blind
+    # at the split 7/9 8/9 5/9 9/9)
+    "dev15": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test15": {"category": 0.88, "decisive_line": 0.88, "rank": 0.77, "verdict": 1.00},
     # round 16 (24 public threads, single-process compile and CUDA failures across releases and platforms: ComfyUI,
     # vLLM, ROCm, MPS, torchchat AOTI, executorch export, gpt-fast...): scored whole once, blind, at bf443a4 (19/21
     # 21/21 -/- 21/21, healthy 3/3); split with seed 20261216; dev16 was all right, test16 by totals only (8/10
@@ -79,13 +85,13 @@ def half(request):
     return request.param, evaluate([str(BLIND / request.param)])
 
 
-@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "16"])
+@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
-    least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "16": 10}.get(suffix, 60)
+    least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -116,7 +122,8 @@ KNOWN_NOT_CLEAN: dict[str, int] = {}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
-                    "dev13": 0, "test13": 0, "dev14": 1, "test14": 1, "dev16": 2, "test16": 1}  # 9-13: failures
+                    "dev13": 0, "test13": 0, "dev14": 1, "test14": 1, "dev15": 0, "test15": 0,
+                    "dev16": 2, "test16": 1}  # 9-13, 15: failures
 
 
 def test_healthy_logs_are_all_clean(half):

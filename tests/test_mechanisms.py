@@ -864,3 +864,37 @@ def test_a_ring_peer_named_from_the_one_report_a_teardown_left_says_it_may_be_fu
     result = diagnose(str(DEV14 / "run14-spawn-jsonlog-hang" / "log.txt"))
     assert result.root_cause.rank_evidence == "waited_on"
     assert "may be further round the ring" in result.root_cause.rank_reason
+
+
+# -- round 15: Ray Train's worker table, the raylet's death reports, DeepSpeed's launcher ----------------------
+DEV15 = TESTS / "blind" / "dev15"
+
+
+@pytest.mark.parametrize("case, entry_id, rank, evidence", [
+    # the worker's own traceback carries only `(RayTrainWorker pid=22158)`: the table maps that pid to rank 2
+    ("run15-raytrain-raise", "uncaught-user-exception", 2, "own_output"),
+    ("run15-raytrain-compile", "cxx-compiler-missing", 1, "own_output"),
+    # the raylet's `Worker PID: 23044 ... SYSTEM_ERROR` is rank 1's death, and rank 1 printed nothing of its own
+    ("run15-raytrain-sigkill", "host-oom-killed", 1, "silent"),
+    # Ray folds ranks 0-2's identical timeouts into `[Rank 0,1,2 Error Snippet]`; world_size=4: rank 3 never came
+    ("run15-raytrain-hang", "gloo-collective-timeout", 3, "absent_from_timeouts"),
+])
+def test_ray_trains_worker_table_maps_pids_to_ranks(case, entry_id, rank, evidence):
+    root = diagnose(str(DEV15 / case / "log.txt")).root_cause
+    assert root.entry_id == entry_id and root.rank == rank and root.rank_evidence == evidence
+
+
+def test_a_death_report_that_lists_causes_is_not_each_cause():
+    # the raylet's message lists `(3) the worker crashed unexpectedly due to SIGSEGV` among possible causes: the
+    # signature that recognises the whole line explains it, the SIGSEGV anchor alone does not make it a segfault;
+    # and the process it names (rank 1) printed its own gloo abort first, so that abort is the cause
+    result = diagnose(str(DEV15 / "run15-raytrain-mismatch" / "log.txt"))
+    assert result.root_cause.entry_id == "collective-mismatch"
+    assert not [f for f in result.findings if f.entry_id == "worker-segfault"]
+
+
+def test_a_rankless_death_report_takes_the_rank_that_went_quiet():
+    # DeepSpeed's launcher prints the command of the last rank it built (`--local_rank=2`) with the -9 of the rank
+    # that died (1): no rank is read from it; rank 1 is the one that printed nothing while 0 and 2 lost it
+    root = diagnose(str(DEV15 / "run15-deepspeed-sigkill" / "log.txt")).root_cause
+    assert root.entry_id == "host-oom-killed" and root.rank == 1 and root.rank_evidence == "silent"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from denpex.analyze.collect import Candidate, Collection, named_rank
+from denpex.analyze.collect import FAILED_RANKS_FIELD, Candidate, Collection, named_rank, rank_list
+from denpex.analyze.silence import lone_quiet_rank
 from denpex.model import Finding, Role
 from denpex.scan.linear_regex import compile_linear
 
@@ -197,7 +198,10 @@ def _waited_for(cands: list[Candidate], collection: Collection,
                 reporters: set[int | None]) -> tuple[int, str, str] | None:
     """(rank, evidence kind, reason): the rank the ranks that reported a collective timeout were waiting for."""
     known = set(collection.ranks) | reporters
-    missing = [r for r in range(0, max(r for r in known if r is not None) + 1) if r not in reporters]
+    # the job's size, where it printed one, says which ranks exist even when some never wrote a ranked line (Ray's
+    # workers tag their lines with a pid only)
+    size = max([r + 1 for r in known if r is not None] + [collection.world_size or 0])
+    missing = [r for r in range(0, size) if r not in reporters]
     if len(missing) == 1:
         return missing[0], "absent_from_timeouts", (
             f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
@@ -241,6 +245,11 @@ _SPAWN_TEARDOWN = "Terminating process"
 # what every report of spawn's about one child says: that header, `... terminated with exit code 1`, `... with signal
 # SIGABRT` (the catalog's launcher entries read the rank; this only tells spawn's reports from other launchers')
 _SPAWN_REPORT = "terminated with "
+
+
+def _death_report(finding: Finding) -> bool:
+    """A report that a process died without a traceback of its own: killed, crashed, or an exit code alone."""
+    return finding.category == "mem.host_oom" or any(k in finding.fields for k in ("exitcode", "signal", "exit_type"))
 
 
 def _torn_down(cands: list[Candidate]) -> bool:
@@ -361,6 +370,11 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             and c.finding.role is Role.COLLATERAL
             and c.finding.evidence.rank is not None
         }
+        if reporters:
+            # a launcher's list of the ranks that failed (Ray Train's `[Rank 0,1,2 Error Snippet]`, one snippet for
+            # the identical errors it folded): those ranks reached the collective and failed in it
+            reporters |= {r for c in cands if c.entry is not None and c.entry.layer == "launcher"
+                          for r in rank_list(c.finding.fields.get(FAILED_RANKS_FIELD, ""))}
         waited_for = _waited_for(cands, collection, reporters) if reporters else None
         if waited_for is not None:
             finding.initiating_rank, finding.rank_evidence, finding.rank_reason = waited_for
@@ -449,6 +463,15 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         finding.rank_reason = (
             f"the decisive line has no rank prefix; the {len(ranked)} ranked lines around it all come from this rank"
         )
+        return
+    quiet = lone_quiet_rank(cands, collection) if _death_report(finding) else None
+    if quiet is not None:
+        # a death the launcher reported without a usable rank (DeepSpeed's `exits with return code = -9` shows the
+        # last command it built, not the dead one's): the one rank that went quiet while the others lost it
+        finding.initiating_rank = quiet[0]
+        finding.rank_evidence = "silent"
+        finding.rank_reason = (f"the report of the death names no rank; rank {quiet[0]} printed no error while ranks "
+                               f"{span(quiet[1])} lost their connection to it")
         return
     sole = _sole_rank(root, cands, collection)
     if sole is not None:

@@ -455,6 +455,9 @@ _NUMBER = re.compile(r"\d+")
 # a field naming the ranks a launcher tore down after another failed (srun's `tasks 0,2-3: Terminated`): evidence that
 # they were alive until then, not about who failed
 TORN_DOWN_FIELD = "torn_down_ranks"
+# a field naming the ranks a launcher saw fail (Ray Train's `[Rank 0,1,2 Error Snippet]`): each failed with an error,
+# none of them is a rank that never arrived
+FAILED_RANKS_FIELD = "failed_ranks"
 
 
 def rank_list(value: object) -> set[int]:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from denpex.analyze import attempts, attribution, silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
+from denpex.ingest.headers import parse
 from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
 from denpex.scan.linear_regex import compile_linear
 
@@ -270,6 +271,28 @@ def _global_ranks(cands: list[Candidate], collection: Collection) -> None:
         cand.finding.evidence = replace(cand.finding.evidence, rank=rank)
 
 
+def _ranks_by_pid(cands: list[Candidate], collection: Collection) -> None:
+    """Where the log maps process ids to ranks (Ray Train's worker table, torchrun's summary), a report about a
+    pid (the raylet's `Worker PID: 23044`, the kernel's `Killed process 23044`) names that rank, and a line that
+    carries only its process's pid (Ray's `(RayTrainWorker pid=22158) KeyError: ...`) is that rank's output."""
+    if not collection.pid_ranks:
+        return
+    for cand in cands:
+        finding = cand.finding
+        pid = finding.fields.get("pid")
+        if pid is not None and named_rank(finding.fields) is None:
+            rank = collection.pid_ranks.get(int(pid)) if str(pid).isdigit() else None
+            if rank is not None:  # as a message's named rank is recorded (collect): its evidence's rank
+                finding.fields["rank"] = str(rank)
+                finding.evidence = replace(finding.evidence, rank=rank)
+            continue
+        if finding.evidence.rank is None:
+            own = parse(finding.evidence.text).pid
+            rank = collection.pid_ranks.get(own) if own is not None else None
+            if rank is not None:
+                finding.evidence = replace(finding.evidence, rank=rank)
+
+
 _SPAWN_REACH = 3  # lines from that header to the `Traceback` it introduces
 
 
@@ -292,6 +315,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     cands = collection.candidates
     notes: list[str] = []
     _global_ranks(cands, collection)
+    _ranks_by_pid(cands, collection)
     _spawned_tracebacks(cands)
     for cand in cands:
         _apply_refinements(cand, catalog)

@@ -17,6 +17,9 @@ _SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+)")
 _SUMMARY_HOST = re.compile(r"^\s*host\s*: (?P<host>\S+)")
 _SUMMARY_TIME = re.compile(r"^\s*time\s*: (?P<time>\S+)")
 _SUMMARY_PID = re.compile(r"\(pid: (?P<pid>\d+)\)")
+# Ray Train's worker table, printed when the group starts (v1: `Started distributed worker processes:`, v2: `Started
+# training worker group of size 4:`): `- (ip=10.0.0.5, pid=22158) world_rank=2, local_rank=2, node_rank=0`
+WORKER_TABLE_ROW = re.compile(r"\bpid=(?P<pid>\d+)\) world_rank=(?P<rank>\d+)\b")
 # where one rank's record of torchrun's failure summary ends: the next record (`[1]:`), a rule, the last line
 _RECORD_END = re.compile(r"^\s*(?:\[\d+\]:|[=-]{20,}|<NO_OTHER_FAILURES>)\s*$")
 _STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b[\s=:#]*(?P<step>\d+)", re.IGNORECASE)
@@ -67,7 +70,8 @@ class RankTracker:
         self.progress = progress if progress is not None else StreamProgress()
         self._summary_rank: int | None = None
         self._record_rank: int | None = None  # the rank whose summary record the agent is printing
-        # each failed process's global rank by pid, from the summary (`rank : 2 (local_rank: 0)`, `(pid: 7405)`)
+        # a process's global rank by pid: torchrun's summary (`rank : 2 (local_rank: 0)`, `(pid: 7405)`), Ray Train's
+        # worker table (`(ip=10.0.0.5, pid=22158) world_rank=2`)
         self.pid_ranks: dict[int, int] = {}
         self._summary_host: str | None = None
         # torchrun's `Root Cause (first observed failure):` block: (rank, its `time :` as printed, the rank line)
@@ -116,6 +120,11 @@ class RankTracker:
 
     def _exit_codes(self, line: Line) -> None:
         body = line.body
+        if "world_rank=" in body:
+            found = WORKER_TABLE_ROW.search(body)
+            if found:
+                self.pid_ranks.setdefault(int(found.group("pid")), int(found.group("rank")))
+                return
         if line.rank is None and self._record_rank is not None and _RECORD_END.match(body):
             self._record_rank = None
         if "exitcode" in body:

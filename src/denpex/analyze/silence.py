@@ -17,6 +17,8 @@ from denpex.model import Finding, RankState, Role
 # the collateral a rank's sudden death causes on its peers (lost connections, stores that went away)
 _LOSS_CATEGORIES = ("dist.peer_or_store_failure", "dist.nccl_error")
 _OWN_ERRORS = (Role.CAUSE, Role.SYMPTOM)
+# how a launcher that cannot name the signal says a process died (Ray's `Worker exit type: SYSTEM_ERROR`)
+ABNORMAL_EXIT_TYPES = frozenset({"SYSTEM_ERROR", "NODE_DIED", "OUT_OF_MEMORY"})
 
 
 def promote_bare_exits(cands: list[Candidate]) -> None:
@@ -32,15 +34,17 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
         signal = str(finding.fields.get("signal", ""))
         if code is None and signal.isdigit():
             code = -int(signal)  # the launcher's report of a death by signal
+        if code is None and finding.fields.get("exit_type"):
+            code = str(finding.fields["exit_type"])  # a death the launcher could not name (Ray's SYSTEM_ERROR)
         rank = named_rank(finding.fields)
         if rank is None and "exitcode" in finding.fields:
             rank = finding.evidence.rank  # a launcher line tagged with the rank it reports on
         if finding.role is not Role.WRAPPER or code is None or rank is None or rank in silent_errors:
             continue
-        try:
+        if str(code).lstrip("-").isdigit():
             if int(str(code)) == 0:
                 continue
-        except ValueError:
+        elif str(code) not in ABNORMAL_EXIT_TYPES:
             continue
         finding.role = Role.CAUSE
         finding.fatal = True
@@ -57,6 +61,18 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     fatal = [c for c in cands if c.finding.fatal]
     if not fatal or any(c.finding.role in _OWN_ERRORS for c in fatal):
         return None
+    quiet = lone_quiet_rank(cands, collection)
+    if quiet is None:
+        return None
+    entry = catalog.generic("rank_silence")
+    if entry is None:
+        return None
+    return _silence_candidate(collection.ranks[quiet[0]], quiet[1], entry)
+
+
+def lone_quiet_rank(cands: list[Candidate], collection: Collection) -> tuple[int, list[int]] | None:
+    """(rank, reporters): the one rank that printed no error while other ranks reported losing a peer, if one."""
+    fatal = [c for c in cands if c.finding.fatal]
     # a rank's own report of losing a peer; the launcher tearing the survivors down (its summary names each rank
     # it SIGTERMed) reports nothing lost
     losses = [c for c in fatal if c.finding.role is Role.COLLATERAL and c.finding.category in _LOSS_CATEGORIES
@@ -72,10 +88,7 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
              if rank not in speaking and rank not in alive and state.lines > 0]
     if len(quiet) != 1:
         return None
-    entry = catalog.generic("rank_silence")
-    if entry is None:
-        return None
-    return _silence_candidate(quiet[0], sorted(reporters), entry)
+    return quiet[0].rank, sorted(reporters)
 
 
 def _silence_candidate(state: RankState, reporters: list[int], entry: Entry) -> Candidate:

@@ -176,8 +176,12 @@ class LineMatcher:
                     confirmed_hits[compiled.entry.id] = Hit(compiled.entry, compiled.signature, fields)
                 elif compiled.stands_alone:
                     anchor_only.setdefault(compiled.entry.id, Hit(compiled.entry, compiled.signature, {}, False))
-        # confirmed hits first; an anchor whose regex missed (a wording it does not know) is kept, weighed lower
-        return list(confirmed_hits.values()) + [h for eid, h in anchor_only.items() if eid not in confirmed_hits]
+        # an anchor whose regex missed (a wording it does not know) is kept, weighed lower, unless a signature
+        # recognised the line as a whole: a message that lists causes it is not (Ray's `A worker died ... (3) the
+        # worker crashed unexpectedly due to SIGSEGV`) is that signature's, not each anchor's
+        if confirmed_hits:
+            return list(confirmed_hits.values())
+        return list(anchor_only.values())
 
 
 

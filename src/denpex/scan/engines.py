@@ -26,11 +26,12 @@ from denpex.scan.world_size import WORDS as WORLD_SIZE_WORDS
 # Besides the catalog's anchors, the analysis needs these lines framed: traceback headers (to know a
 # line's place in a traceback), exception lines of any kind (uncaught exceptions no entry explains),
 # torchrun's exit summaries (per-rank exit codes), the records of torch's C++ side (`[E socket.cpp:753]`),
-# which are the failure of last resort when nothing else failed. Lines with colour codes are scanned on their
-# shown text (scan.coloured).
+# which are the failure of last resort when nothing else failed; the rows of a launcher's table of processes
+# (Ray Train's `(ip=..., pid=22158) world_rank=2`), which map a pid to its rank. Lines with colour codes are
+# scanned on their shown text (scan.coloured).
 TRACEBACK = b"Traceback (most recent call last)"
 STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed",
-                       b".cpp:")
+                       b".cpp:", b") world_rank=")
 # Besides candidates, every engine reports where the words of a job's size occur (scan.world_size): the value
 # is read there, and those lines are not framed for it.
 # A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
