@@ -898,3 +898,17 @@ def test_a_rankless_death_report_takes_the_rank_that_went_quiet():
     # that died (1): no rank is read from it; rank 1 is the one that printed nothing while 0 and 2 lost it
     root = diagnose(str(DEV15 / "run15-deepspeed-sigkill" / "log.txt")).root_cause
     assert root.entry_id == "host-oom-killed" and root.rank == 1 and root.rank_evidence == "silent"
+
+
+def test_a_pid_two_ranks_share_in_a_multi_node_table_names_neither():
+    # real rows of Ray Train's worker table posted in https://github.com/ray-project/ray/issues/45799: pid 429 runs
+    # world rank 8 on one host and world rank 10 on another, so a report about pid 429 says nothing of the rank
+    from denpex.analyze.rank_state import RankTracker
+
+    tracker = RankTracker()
+    rows = ["(TorchTrainer pid=16518) - (ip=10.114.131.76, pid=16731) world_rank=2, local_rank=2, node_rank=0",
+            "(TorchTrainer pid=16518) - (ip=10.114.141.217, pid=429) world_rank=8, local_rank=0, node_rank=1",
+            "(TorchTrainer pid=16518) - (ip=10.114.131.89, pid=429) world_rank=10, local_rank=0, node_rank=3"]
+    for number, text in enumerate(rows, 1):
+        tracker.feed(_line(text, number))
+    assert tracker.pid_ranks == {16731: 2}

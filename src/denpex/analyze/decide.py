@@ -271,6 +271,9 @@ def _global_ranks(cands: list[Candidate], collection: Collection) -> None:
         cand.finding.evidence = replace(cand.finding.evidence, rank=rank)
 
 
+_NAMED_PID = re.compile(r"\(pid=(\d+)[,)]")
+
+
 def _ranks_by_pid(cands: list[Candidate], collection: Collection) -> None:
     """Where the log maps process ids to ranks (Ray Train's worker table, torchrun's summary), a report about a
     pid (the raylet's `Worker PID: 23044`, the kernel's `Killed process 23044`) names that rank, and a line that
@@ -287,8 +290,11 @@ def _ranks_by_pid(cands: list[Candidate], collection: Collection) -> None:
                 finding.evidence = replace(finding.evidence, rank=rank)
             continue
         if finding.evidence.rank is None:
-            own = parse(finding.evidence.text).pid
-            rank = collection.pid_ranks.get(own) if own is not None else None
+            # the line's own pid (its prefix), else a process its message names as Ray's task errors do
+            # (`ray.exceptions.RayTaskError(KeyError): ray::RayTrainWorker.train_func() (pid=22158, ip=10.0.0.5)`)
+            text = finding.evidence.text
+            pids = [parse(text).pid] + [int(p) for p in _NAMED_PID.findall(text)]
+            rank = next((collection.pid_ranks[p] for p in pids if p in collection.pid_ranks), None)
             if rank is not None:
                 finding.evidence = replace(finding.evidence, rank=rank)
 

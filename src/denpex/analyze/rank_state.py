@@ -74,6 +74,7 @@ class RankTracker:
         # worker table (`(ip=10.0.0.5, pid=22158) world_rank=2`)
         self.pid_ranks: dict[int, int] = {}
         self._summary_host: str | None = None
+        self._ambiguous_pids: set[int] = set()
         # torchrun's `Root Cause (first observed failure):` block: (rank, its `time :` as printed, the rank line)
         self.launcher_first: tuple[int, str, Evidence] | None = None
         self._in_root_cause: str | None = None  # inside that block: the time seen so far
@@ -105,6 +106,16 @@ class RankTracker:
         self.progress.feed(line)
         self._exit_codes(line)
 
+    def _map_pid(self, pid: int, rank: int) -> None:
+        """Learn a pid's rank; a pid seen with two ranks (the same pid on two nodes: Ray's table lists `pid=429`
+        for world ranks 8 and 10 on different hosts) maps to none."""
+        if pid in self._ambiguous_pids:
+            return
+        known = self.pid_ranks.setdefault(pid, rank)
+        if known != rank:
+            del self.pid_ranks[pid]
+            self._ambiguous_pids.add(pid)
+
     def summary_rank_of(self, line: Line) -> int | None:
         """The rank an `exitcode : -9 (pid: N)` line of torchrun's failure summary is about: the summary's
         `rank : R (local_rank: L)` line just before it (read before this line is fed)."""
@@ -123,7 +134,7 @@ class RankTracker:
         if "world_rank=" in body:
             found = WORKER_TABLE_ROW.search(body)
             if found:
-                self.pid_ranks.setdefault(int(found.group("pid")), int(found.group("rank")))
+                self._map_pid(int(found.group("pid")), int(found.group("rank")))
                 return
         if line.rank is None and self._record_rank is not None and _RECORD_END.match(body):
             self._record_rank = None
@@ -138,7 +149,7 @@ class RankTracker:
             if found and self._summary_rank is not None:
                 pid = _SUMMARY_PID.search(body)
                 if pid is not None:
-                    self.pid_ranks.setdefault(int(pid.group("pid")), self._summary_rank)
+                    self._map_pid(int(pid.group("pid")), self._summary_rank)
                 state = self._state(self._summary_rank)
                 if state.exit_code is None:
                     state.exit_code = int(found.group("code"))
