@@ -815,8 +815,10 @@ def test_srun_task_lists_and_signals_are_read_as_ranks():
         assert found, text
         return found[0].entry.id, found[0].fields
 
+    # a list names no one rank (a step SIGKILLed at its time limit lists every task)
     assert hit("srun: error: node12: tasks 0,2-3: Out Of Memory") == (
-        "host-oom-killed", {"host": "node12", "ranks": "0,2-3"})
+        "host-oom-killed", {"host": "node12", "tasks": "0,2-3"})
+    assert hit("srun: error: node12: task 2: Killed") == ("host-oom-killed", {"host": "node12", "rank": "2"})
     assert hit("srun: error: gpu-a: task 5: Segmentation fault (core dumped)")[0] == "worker-segfault"
     entry, fields = hit("srun: error: gpu-a: task 3: Exited with exit code 2")
     assert entry == "torchrun-child-failed" and fields["exitcode"] == "2" and named_rank(fields) == 3
@@ -824,6 +826,12 @@ def test_srun_task_lists_and_signals_are_read_as_ranks():
     assert entry == "torchrun-child-failed" and fields["signal"] == "Aborted"
     entry, fields = hit("srun: error: vm: tasks 0-1,3: Terminated")
     assert entry == "torchrun-sigterm-survivors" and named_rank(fields) is None  # alive until then: not about them
+    # the step's cancellation by the scheduler (time limit, preemption) is no teardown after a peer's failure
+    assert hit("0: slurmstepd-vm: error: *** STEP 31.0 ON vm CANCELLED AT 2026-12-06T13:45:43 ***")[0] == (
+        "torchrun-sigterm-survivors")
+    assert not [h for h in matcher.match(_line("slurmstepd: error: *** STEP 31.0 ON vm CANCELLED AT "
+                                                "2026-12-06T13:45:43 DUE TO TIME LIMIT ***"))
+                if h.entry.id == "torchrun-sigterm-survivors"]
 
 
 def test_ranks_srun_tore_down_did_not_die_silently():
@@ -844,13 +852,15 @@ def test_ddps_parameter_check_names_the_rank_that_differs_from_process_0():
     # real posted log (dev14 gh-mcuformer-2): one line, no launcher prefix
     result = diagnose(str(DEV14 / "gh-mcuformer-2" / "log.txt"))
     assert result.root_cause.entry_id == "ddp-model-mismatch"
-    assert result.root_cause.rank == 2 and result.root_cause.rank_evidence == "named_in_message"
+    assert result.root_cause.rank == 2 and result.root_cause.rank_evidence == "own_output"
 
 
 def test_sglangs_parallel_tags_are_ranks_and_its_tracebacks_are_that_ranks():
     assert _line("[2025-12-06 02:08:52 TP7] Scheduler hit an exception: Traceback (most recent call last):").rank == 7
     assert _line("[2025-07-01 10:00:00 DP0 TP3 EP3] Load weight end.").rank == 3
     assert _line("[2025-07-01 10:00:00 PP1 TP3] Load weight end.").rank is None  # not the job's rank
+    assert _line("[2025-07-01 10:00:00 DP1 TP3] Load weight end.").rank is None  # another replica's TP3
+    assert _line("2025-12-06 02:08:52,123 TP0 is ready").body == "TP0 is ready"  # no bracket: a word of the message
     assert _line("[2025-07-01 10:00:00] plain record").rank is None
     # real posted log (dev14 gh-sglang-14527): TP7's record carries the traceback on its bare lines, TP0's follows
     result = diagnose(str(DEV14 / "gh-sglang-14527" / "log.txt"))
@@ -900,9 +910,9 @@ def test_a_rankless_death_report_takes_the_rank_that_went_quiet():
     assert root.entry_id == "host-oom-killed" and root.rank == 1 and root.rank_evidence == "silent"
 
 
-def test_a_pid_two_ranks_share_in_a_multi_node_table_names_neither():
+def test_a_pid_two_ranks_share_in_a_multi_node_table_names_neither_without_its_host():
     # real rows of Ray Train's worker table posted in https://github.com/ray-project/ray/issues/45799: pid 429 runs
-    # world rank 8 on one host and world rank 10 on another, so a report about pid 429 says nothing of the rank
+    # world rank 8 on one host and world rank 10 on another, so pid 429 alone says nothing of the rank
     from denpex.analyze.rank_state import RankTracker
 
     tracker = RankTracker()
@@ -911,4 +921,6 @@ def test_a_pid_two_ranks_share_in_a_multi_node_table_names_neither():
             "(TorchTrainer pid=16518) - (ip=10.114.131.89, pid=429) world_rank=10, local_rank=0, node_rank=3"]
     for number, text in enumerate(rows, 1):
         tracker.feed(_line(text, number))
-    assert tracker.pid_ranks == {16731: 2}
+    assert tracker.worker_table.rank_of(16731) == 2 and tracker.worker_table.rank_of(429) is None
+    assert tracker.worker_table.rank_of(429, "10.114.141.217") == 8  # with its host, it is one process
+    assert tracker.worker_table.rank_of(16731, "10.0.0.9") is None  # another node's process of the same pid

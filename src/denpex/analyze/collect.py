@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from denpex.analyze import layers
-from denpex.analyze.rank_state import RankTracker, StreamProgress
+from denpex.analyze.rank_state import RankTracker, StreamProgress, WorkerTable
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
@@ -86,6 +86,7 @@ class Collection:
     notes: list[str] = field(default_factory=list)  # what reading the input ran into (ingest.reading)
     world_size: int | None = None  # the largest `world_size=N` / `world size: N` the job printed
     pid_ranks: dict[int, int] = field(default_factory=dict)  # a failed process's global rank, by its pid
+    worker_table: WorkerTable = field(default_factory=WorkerTable)  # a launcher's (host, pid) -> rank rows
 
 
 class Collector:
@@ -105,6 +106,7 @@ class Collector:
         self.rank_tracker = RankTracker(self.result.progress)
         self.result.ranks = self.rank_tracker.states
         self.result.pid_ranks = self.rank_tracker.pid_ranks
+        self.result.worker_table = self.rank_tracker.worker_table
         # findings whose line only said where; the next statement of the same message becomes their evidence
         self._awaiting: dict[tuple[str, int | None], tuple[list[Candidate], int]] = {}
         # findings of an IPython header (`CompilationError   Traceback (most recent call last)`): the block's own
@@ -289,6 +291,9 @@ class Collector:
             fields["rank"] = str(summary_rank)  # the summary says which rank this exit code (or error) is
         named = named_rank(fields)
         rank = named if named is not None else line.rank
+        own = str(fields.get(OWN_RANK_FIELD, ""))
+        if rank is None and own.isdigit():
+            rank = int(own)  # the message says which rank printed it, and the line has no prefix that says it
         self._record(
             entry_id=entry.id,
             category=entry.category,
@@ -455,6 +460,9 @@ _NUMBER = re.compile(r"\d+")
 # a field naming the ranks a launcher tore down after another failed (srun's `tasks 0,2-3: Terminated`): evidence that
 # they were alive until then, not about who failed
 TORN_DOWN_FIELD = "torn_down_ranks"
+# a field naming the rank that printed the message (DDP's `[2]: params[4] in this process ...`): that line's own rank
+# where it has no prefix; a prefix wins (the message's number may be a process group's rank, not the job's)
+OWN_RANK_FIELD = "own_rank"
 # a field naming the ranks a launcher saw fail (Ray Train's `[Rank 0,1,2 Error Snippet]`): each failed with an error,
 # none of them is a rank that never arrived
 FAILED_RANKS_FIELD = "failed_ranks"

@@ -271,30 +271,33 @@ def _global_ranks(cands: list[Candidate], collection: Collection) -> None:
         cand.finding.evidence = replace(cand.finding.evidence, rank=rank)
 
 
-_NAMED_PID = re.compile(r"\(pid=(\d+)[,)]")
+_NAMED_PID = re.compile(r"\(pid=(\d+)(?:, ip=([^,)\s]+))?[,)]")
 
 
 def _ranks_by_pid(cands: list[Candidate], collection: Collection) -> None:
-    """Where the log maps process ids to ranks (Ray Train's worker table, torchrun's summary), a report about a
-    pid (the raylet's `Worker PID: 23044`, the kernel's `Killed process 23044`) names that rank, and a line that
-    carries only its process's pid (Ray's `(RayTrainWorker pid=22158) KeyError: ...`) is that rank's output."""
-    if not collection.pid_ranks:
+    """Where a launcher printed a table of its processes (Ray Train's `(ip=10.0.0.5, pid=22158) world_rank=2`), a
+    report about a pid (the raylet's `Worker IP address: 10.0.0.5 ... Worker PID: 22158`) names that rank, and a
+    line that carries only its process's pid (`(RayTrainWorker pid=22158) KeyError: ...`, or a process its message
+    names as Ray's task errors do: `ray::RayTrainWorker.train_func() (pid=22158, ip=10.0.0.5)`) is that rank's.
+    A pid counts with its host where the line says one (pids repeat across nodes)."""
+    table = collection.worker_table
+    if not table.ranks:
         return
     for cand in cands:
         finding = cand.finding
         pid = finding.fields.get("pid")
         if pid is not None and named_rank(finding.fields) is None:
-            rank = collection.pid_ranks.get(int(pid)) if str(pid).isdigit() else None
+            host = finding.fields.get("host")
+            rank = table.rank_of(int(pid), str(host) if host is not None else None) if str(pid).isdigit() else None
             if rank is not None:  # as a message's named rank is recorded (collect): its evidence's rank
                 finding.fields["rank"] = str(rank)
                 finding.evidence = replace(finding.evidence, rank=rank)
             continue
         if finding.evidence.rank is None:
-            # the line's own pid (its prefix), else a process its message names as Ray's task errors do
-            # (`ray.exceptions.RayTaskError(KeyError): ray::RayTrainWorker.train_func() (pid=22158, ip=10.0.0.5)`)
-            text = finding.evidence.text
-            pids = [parse(text).pid] + [int(p) for p in _NAMED_PID.findall(text)]
-            rank = next((collection.pid_ranks[p] for p in pids if p in collection.pid_ranks), None)
+            head = parse(finding.evidence.text)
+            named = [(int(p), h or None) for p, h in _NAMED_PID.findall(finding.evidence.text)]
+            pids = ([(head.pid, head.host)] if head.pid is not None else []) + named
+            rank = next((r for r in (table.rank_of(p, h) for p, h in pids) if r is not None), None)
             if rank is not None:
                 finding.evidence = replace(finding.evidence, rank=rank)
 

@@ -19,7 +19,32 @@ _SUMMARY_TIME = re.compile(r"^\s*time\s*: (?P<time>\S+)")
 _SUMMARY_PID = re.compile(r"\(pid: (?P<pid>\d+)\)")
 # Ray Train's worker table, printed when the group starts (v1: `Started distributed worker processes:`, v2: `Started
 # training worker group of size 4:`): `- (ip=10.0.0.5, pid=22158) world_rank=2, local_rank=2, node_rank=0`
-WORKER_TABLE_ROW = re.compile(r"\bpid=(?P<pid>\d+)\) world_rank=(?P<rank>\d+)\b")
+WORKER_TABLE_ROW = re.compile(r"\((?:[^()]*?\bip=(?P<ip>[^,()\s]+), )?pid=(?P<pid>\d+)\) world_rank=(?P<rank>\d+)\b")
+
+
+@dataclass
+class WorkerTable:
+    """A launcher's table of its processes: (host, pid) -> rank. Pids repeat across hosts (every container starts
+    its own), so a pid is looked up with its host where the line says one, and alone only where it is unique."""
+
+    ranks: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    _ambiguous: set[tuple[str | None, int]] = field(default_factory=set)
+
+    def add(self, pid: int, rank: int, host: str | None) -> None:
+        key = (host, pid)
+        if key in self._ambiguous:
+            return
+        if self.ranks.setdefault(key, rank) != rank:
+            del self.ranks[key]
+            self._ambiguous.add(key)
+
+    def rank_of(self, pid: int, host: str | None = None) -> int | None:
+        if host is not None and (host, pid) in self.ranks:
+            return self.ranks[(host, pid)]
+        if host is not None and any(h is not None for h, _ in self.ranks):
+            return None  # a host the table does not list for this pid: another node's process
+        found = {rank for (_, p), rank in self.ranks.items() if p == pid}
+        return found.pop() if len(found) == 1 and not any(p == pid for _, p in self._ambiguous) else None
 # where one rank's record of torchrun's failure summary ends: the next record (`[1]:`), a rule, the last line
 _RECORD_END = re.compile(r"^\s*(?:\[\d+\]:|[=-]{20,}|<NO_OTHER_FAILURES>)\s*$")
 _STEP = re.compile(r"\b(?:step|iter(?:ation)?)\b[\s=:#]*(?P<step>\d+)", re.IGNORECASE)
@@ -70,11 +95,10 @@ class RankTracker:
         self.progress = progress if progress is not None else StreamProgress()
         self._summary_rank: int | None = None
         self._record_rank: int | None = None  # the rank whose summary record the agent is printing
-        # a process's global rank by pid: torchrun's summary (`rank : 2 (local_rank: 0)`, `(pid: 7405)`), Ray Train's
-        # worker table (`(ip=10.0.0.5, pid=22158) world_rank=2`)
+        # each failed process's global rank by pid, from the summary (`rank : 2 (local_rank: 0)`, `(pid: 7405)`)
         self.pid_ranks: dict[int, int] = {}
         self._summary_host: str | None = None
-        self._ambiguous_pids: set[int] = set()
+        self.worker_table = WorkerTable()  # Ray Train's `(ip=10.0.0.5, pid=22158) world_rank=2` rows
         # torchrun's `Root Cause (first observed failure):` block: (rank, its `time :` as printed, the rank line)
         self.launcher_first: tuple[int, str, Evidence] | None = None
         self._in_root_cause: str | None = None  # inside that block: the time seen so far
@@ -106,16 +130,6 @@ class RankTracker:
         self.progress.feed(line)
         self._exit_codes(line)
 
-    def _map_pid(self, pid: int, rank: int) -> None:
-        """Learn a pid's rank; a pid seen with two ranks (the same pid on two nodes: Ray's table lists `pid=429`
-        for world ranks 8 and 10 on different hosts) maps to none."""
-        if pid in self._ambiguous_pids:
-            return
-        known = self.pid_ranks.setdefault(pid, rank)
-        if known != rank:
-            del self.pid_ranks[pid]
-            self._ambiguous_pids.add(pid)
-
     def summary_rank_of(self, line: Line) -> int | None:
         """The rank an `exitcode : -9 (pid: N)` line of torchrun's failure summary is about: the summary's
         `rank : R (local_rank: L)` line just before it (read before this line is fed)."""
@@ -134,7 +148,7 @@ class RankTracker:
         if "world_rank=" in body:
             found = WORKER_TABLE_ROW.search(body)
             if found:
-                self._map_pid(int(found.group("pid")), int(found.group("rank")))
+                self.worker_table.add(int(found.group("pid")), int(found.group("rank")), found.group("ip"))
                 return
         if line.rank is None and self._record_rank is not None and _RECORD_END.match(body):
             self._record_rank = None
@@ -149,7 +163,7 @@ class RankTracker:
             if found and self._summary_rank is not None:
                 pid = _SUMMARY_PID.search(body)
                 if pid is not None:
-                    self._map_pid(int(pid.group("pid")), self._summary_rank)
+                    self.pid_ranks.setdefault(int(pid.group("pid")), self._summary_rank)
                 state = self._state(self._summary_rank)
                 if state.exit_code is None:
                     state.exit_code = int(found.group("code"))

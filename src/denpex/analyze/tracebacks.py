@@ -120,7 +120,10 @@ class TracebackTracker:
                 key = going_on[0]
         block, kind = self._feed(line, key)
         starts = line.rank is not None and kind is Kind.HEADER
-        goes_on = line.rank is None and key[1] is not None and block is not None and kind is not Kind.OTHER
+        # a chained traceback's marker (`During handling of the above exception ...`) and the blank lines around it
+        # are part of the same record
+        chained = any(line.body.strip().startswith(c) for c in _CHAIN) or not line.body.strip()
+        goes_on = line.rank is None and key[1] is not None and block is not None and (kind is not Kind.OTHER or chained)
         if starts or goes_on:
             self._record_of_file[line.file] = (key, line.number)
         else:

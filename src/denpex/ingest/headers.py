@@ -65,7 +65,7 @@ _GLOG = re.compile(
 _PYLOG = re.compile(
     r"""^\[?(?P<iso>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[,.]\d+)?(?:Z|[+-]\d\d:?\d\d)?)
         # SGLang's logger prefix (`[%(asctime)s TP7]`, `[... DP0 TP3 EP3]`, `[... PP1 TP2]`): its parallel ranks
-        (?:\ (?P<parallel>(?:(?:DP|PP|TP|EP|CP|MOE_DP)\d+\ ?){1,5}))?(?P<close>\])?\s*
+        (?:\ (?P<parallel>(?:(?:DP|PP|TP|EP|CP|MOE_DP)\d+\ ?){1,5})(?=\]))?(?P<close>\])?\s*
         (?:\[rank(?P<rank>\d+)\]\s*)?
         (?:(?P<logger>[\w.]+):\s\[(?P<blevel>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]\s?   # torch < 2.3
          |\[(?P<dlevel>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]\s?                 # DeepSpeed: [INFO]
@@ -169,10 +169,11 @@ _PARALLEL_TAG = re.compile(r"(DP|PP|TP|EP|CP|MOE_DP)(\d+)")
 
 def _tensor_parallel_rank(tags: str) -> int | None:
     """The rank in SGLang's `TP7` / `DP0 TP3 EP3` tags, as vLLM's `TP1` is read: the tensor-parallel rank, which is
-    the GPU's rank when there is one pipeline stage (DP and EP ranks live inside the TP group); with a later pipeline
-    stage (`PP1 TP2`) it is not the job's rank, so none is taken."""
+    the GPU's rank in the first pipeline stage of the first data-parallel replica. Past those (`PP1 TP2`, `DP1 TP3`:
+    each replica or stage counts its TP ranks from 0, and the TP size is not printed) it is not the job's rank, so
+    none is taken."""
     found = dict(_PARALLEL_TAG.findall(tags))
-    if "TP" not in found or int(found.get("PP", "0")) != 0:
+    if "TP" not in found or int(found.get("PP", "0")) != 0 or int(found.get("DP", "0")) != 0:
         return None
     return int(found["TP"])
 

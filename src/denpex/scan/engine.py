@@ -176,12 +176,13 @@ class LineMatcher:
                     confirmed_hits[compiled.entry.id] = Hit(compiled.entry, compiled.signature, fields)
                 elif compiled.stands_alone:
                     anchor_only.setdefault(compiled.entry.id, Hit(compiled.entry, compiled.signature, {}, False))
-        # an anchor whose regex missed (a wording it does not know) is kept, weighed lower, unless a signature
-        # recognised the line as a whole: a message that lists causes it is not (Ray's `A worker died ... (3) the
-        # worker crashed unexpectedly due to SIGSEGV`) is that signature's, not each anchor's
-        if confirmed_hits:
+        # an anchor whose regex missed (a wording it does not know) is kept, weighed lower, unless a signature that
+        # must match its whole wording (requires_regex) recognised the line: a message that lists causes it is not
+        # (Ray's `A worker died ... (3) the worker crashed unexpectedly due to SIGSEGV`) is that signature's, not
+        # each anchor's. Any other confirmed hit (a wrapper's anchor) leaves the nested cause's anchor standing.
+        if any(hit.signature.requires_regex for hit in confirmed_hits.values()):
             return list(confirmed_hits.values())
-        return list(anchor_only.values())
+        return list(confirmed_hits.values()) + [h for eid, h in anchor_only.items() if eid not in confirmed_hits]
 
 
 
