@@ -100,6 +100,13 @@ class _Stream:
         self.interleaved = 0  # log records seen in a row since the traceback's last frame
 
 
+def _part_of_chain(body: str) -> bool:
+    """A chained traceback's marker (`During handling of the above exception ...`), or a blank line around it: part
+    of the same record (looked at only for a bare line right after a ranked record's traceback)."""
+    stripped = body.strip()
+    return not stripped or stripped.startswith(_CHAIN)
+
+
 class TracebackTracker:
     """Feed lines in order; `feed` says which block a line belongs to and what kind of line it is."""
 
@@ -120,10 +127,8 @@ class TracebackTracker:
                 key = going_on[0]
         block, kind = self._feed(line, key)
         starts = line.rank is not None and kind is Kind.HEADER
-        # a chained traceback's marker (`During handling of the above exception ...`) and the blank lines around it
-        # are part of the same record
-        chained = any(line.body.strip().startswith(c) for c in _CHAIN) or not line.body.strip()
-        goes_on = line.rank is None and key[1] is not None and block is not None and (kind is not Kind.OTHER or chained)
+        goes_on = (line.rank is None and key[1] is not None and block is not None
+                   and (kind is not Kind.OTHER or _part_of_chain(line.body)))
         if starts or goes_on:
             self._record_of_file[line.file] = (key, line.number)
         else:

@@ -537,10 +537,11 @@ class HyperscanEngine:
         the largest (scan.world_size), so every engine reads the same size. The database is rebuilt for each
         raise (~10 ms, cached on disk like the frontier's), at most _FLOOR_RAISES times a session: a log whose
         size keeps growing keeps the last floor, and its later words are simply all reported."""
-        if size <= self._size_floor or self._floor_raises >= _FLOOR_RAISES or _larger_than(size) is None:
+        if size <= self._size_floor or self._floor_raises >= _FLOOR_RAISES:
             return
         larger = _larger_than(size)
-        assert larger is not None
+        if larger is None:
+            return
         self._size_floor = size
         self._floor_raises += 1
         sizes = [re.escape(word) + rb"[^\w\n]{0,3}0{0,5}" + larger + rb"\b" for word in WORLD_SIZE_WORDS]
@@ -645,10 +646,10 @@ class HyperscanEngine:
         """With a floor set, the database's size hits end after a value: back to the end of their word. The words
         outside `lines` (or all of them, without `lines`) are found by the words' own database: their digits may
         be cut by the buffer's end, and the caller reads the whole line."""
-        ends = [data.rfind(WORLD_SIZE_WORDS[pattern_id - self._size_base], max(0, end - _SIZE_HIT_REACH), end)
-                + WORD_LENGTH for end, pattern_id in zip(hits, ids, strict=True)]
         if lines is None:
             return self.word_ends(data, 0, len(data))
+        ends = [data.rfind(WORLD_SIZE_WORDS[pattern_id - self._size_base], max(0, end - _SIZE_HIT_REACH), end)
+                + WORD_LENGTH for end, pattern_id in zip(hits, ids, strict=True)]
         ends = [end for end in ends if lines[0] <= end - WORD_LENGTH and end <= lines[1]]
         for start, stop in ((0, lines[0]), (lines[1], len(data))):
             # every word ends in "ize" or "IZE": two C searches spare most pieces a database call
