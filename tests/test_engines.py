@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -213,57 +215,85 @@ def test_vectorised_newline_count_equals_bytes_count():
         assert newlines.count_newlines(data, start, end) == data.count(b"\n", start, end)
 
 
-def _square_or_fail(job: object) -> object:
+def _square_or_fail(job: object, emit: parallel.Emit) -> object:
     if job == "raise":
         raise OSError("disk gone")
     if job == "die":
         os.kill(os.getpid(), signal.SIGKILL)
+    emit(f"part of {job}")
     return job * job  # type: ignore[operator]
 
 
-def test_forked_ranges_return_in_order_and_report_a_failed_worker():
-    # this process runs the first job, forked children the rest; results come back in job order
-    assert parallel.run_split(_square_or_fail, [2, 3, 4]) == [4, 9, 16]
+def _results(jobs: list[object]) -> list[tuple[int, object]]:
+    return list(parallel.stream_split(_square_or_fail, jobs))
+
+
+def test_forked_shares_stream_in_job_order_and_report_a_failed_worker():
+    # every job in a forked child; each one's parts, then its result, job after job
+    assert _results([2, 3, 4]) == [(0, "part of 2"), (0, 4), (1, "part of 3"), (1, 9), (2, "part of 4"), (2, 16)]
     with pytest.raises(parallel.WorkerFailed, match="OSError: disk gone"):
-        parallel.run_split(_square_or_fail, [2, "raise"])
+        _results([2, "raise"])
     with pytest.raises(parallel.WorkerFailed, match="died .signal 9"):
-        parallel.run_split(_square_or_fail, [2, "die"])
-    with pytest.raises(OSError, match="disk gone"):  # this process failed: its children are reaped
-        parallel.run_split(_square_or_fail, ["raise", 3])
+        _results([2, "die"])
+    with pytest.raises(parallel.WorkerFailed, match="disk gone"):  # the first failed: the others are reaped
+        _results(["raise", 3])
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
 
 
-def test_an_interrupt_while_reading_a_workers_result_kills_and_reaps_every_worker(monkeypatch):
+def test_an_interrupt_while_reading_a_workers_pipe_kills_and_reaps_every_worker(monkeypatch):
     def interrupted(read_fd: int) -> bytes:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(parallel, "_read_pipe", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        parallel.run_split(_square_or_fail, [2, 3, 4])
+        _results([2, 3, 4])
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
 
 
-def test_a_split_file_hands_over_the_first_shares_regions_before_waiting_for_the_workers(tmp_path, monkeypatch):
-    # the caller frames the first share's regions while the forked worker still scans the second; stopping
-    # early (the caller failed) kills and reaps the worker
+def _wait_for_the_parent(job: object, emit: parallel.Emit) -> object:
+    """Emit a part, then finish only once the parent has handled it (it creates the file `job` names)."""
+    flag = Path(str(job))
+    emit("first part")
+    deadline = time.monotonic() + 120
+    while not flag.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return flag.exists()
+
+
+def test_a_workers_parts_reach_the_caller_while_it_is_still_scanning(tmp_path):
+    # the caller frames a share's regions while its worker goes on: a worker that waits for the caller to have
+    # handled its first part before it finishes deadlocks (and times out, returning False) if parts wait for
+    # the result
+    flags = [tmp_path / "a", tmp_path / "b"]
+    got = []
+    for k, message in parallel.stream_split(_wait_for_the_parent, [str(flag) for flag in flags]):
+        got.append((k, message))
+        if message == "first part":
+            flags[k].touch()
+    assert got == [(0, "first part"), (0, True), (1, "first part"), (1, True)]
+
+
+def test_a_split_file_gives_the_one_process_regions_and_stops_its_workers_when_closed(tmp_path):
+    # the regions of a file split over two workers are the one process's, in order, with its line numbers;
+    # stopping early (the caller failed) kills and reaps the workers
     from denpex.catalog import load
     from denpex.scan.engines import _build
+    from denpex.scan.regions import RegionFinder
 
     step = "[rank{r}]: step {s} loss 0.51 lr 3.0e-04 grad_norm 0.100 tokens/s 1000\n"
     body = "".join(step.format(r=s % 4, s=s) for s in range(120_000))
     log = tmp_path / "big.log"
     log.write_text("[rank1]: RuntimeError: an early failure\n" + body + "[rank2]: RuntimeError: a late one\n" + body)
-    events: list[str] = []
-    read_pipe = parallel._read_pipe
-    monkeypatch.setattr(parallel, "_read_pipe", lambda fd: events.append("worker") or read_pipe(fd))
     scan = parallel.scan_file(str(log), _build(load(), _engines()[-1]).fresh(), 100, 60, 2)
-    regions = iter(scan.regions)
-    first = next(regions)
-    assert b"an early failure" in first.data and events == []  # handed over before the worker's result was read
-    rest = list(regions)
-    assert events == ["worker"] and any(b"a late one" in region.data for region in rest)
+    regions = list(scan.regions)
+    finder = RegionFinder(_build(load(), _engines()[-1]).fresh(), 100, 60)
+    data = log.read_bytes()
+    alone = list(finder.feed(data)) + list(finder.finish())
+    assert [(r.start, r.end, r.first_line, r.data) for r in regions] == [
+        (r.start, r.end, r.first_line, r.data) for r in alone]
+    assert any(b"an early failure" in r.data for r in regions) and any(b"a late one" in r.data for r in regions)
     assert scan.lines_total == 2 * 120_000 + 2
     early = parallel.scan_file(str(log), _build(load(), _engines()[-1]).fresh(), 100, 60, 2).regions
     next(iter(early))
