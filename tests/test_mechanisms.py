@@ -924,3 +924,49 @@ def test_a_pid_two_ranks_share_in_a_multi_node_table_names_neither_without_its_h
     assert tracker.worker_table.rank_of(16731) == 2 and tracker.worker_table.rank_of(429) is None
     assert tracker.worker_table.rank_of(429, "10.114.141.217") == 8  # with its host, it is one process
     assert tracker.worker_table.rank_of(16731, "10.0.0.9") is None  # another node's process of the same pid
+
+
+DEV17 = TESTS / "blind" / "dev17"
+
+
+def test_a_scheduler_time_limit_is_the_cause_and_the_rank_behind_in_steps_hung():
+    # sbatch --time=1 with srun --label inside: no rank printed an error; Slurm cancelled the step and the job at the
+    # limit. Before: `clean`. Rank 1 is the only rank without a `step 3` line: it hung, the others waited for it
+    result = diagnose(str(DEV17 / "run17-sbatch-timelimit" / "log.txt"))
+    root = result.root_cause
+    assert result.verdict is Verdict.FAILURE and root.entry_id == "scheduler-time-limit"
+    assert "DUE TO TIME LIMIT" in root.evidence.text
+    assert (root.rank, root.rank_evidence) == (1, "behind_in_steps")
+
+
+# real job output kept in public repositories: a PBS MOM's kill in an ESMF test build log, an LSF job report, and a
+# Slurm job's .out whose tqdm bar had printed no newline (PolymerGNN on ISAAC)
+@pytest.mark.parametrize(("line", "limit"), [
+    ("=>> PBS: job killed: walltime 3611 exceeded limit 3600", "3600"),
+    ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", None),
+    (" 22%|██▏       | 11/50 [1:55:52<6:50:13, 631.11s/it]slurmstepd: error: *** JOB 42196 ON clr0710 CANCELLED AT "
+     "2022-04-14T16:17:16 DUE TO TIME LIMIT ***", None),
+])
+def test_other_schedulers_wording_of_a_time_limit(line, limit):
+    hits = [h for h in LineMatcher(load()).match(_line(line)) if h.entry.id == "scheduler-time-limit"]
+    assert hits and hits[0].fields.get("limit_s") == limit
+
+
+def test_open_mpis_per_rank_output_tree_names_each_files_rank():
+    # `mpirun --output-filename DIR` writes DIR/1/rank.N/{stdout,stderr}: the abort report in rank 1's stderr has no
+    # prefix, and the folder says whose it is (before: no rank at all)
+    from denpex.ingest.sources import rank_from_path
+
+    assert rank_from_path("mpi_out/1/rank.12/stderr") == 12 and rank_from_path("out/rank.3.log") == 3
+    root = diagnose(str(DEV17 / "run17-mpirun-mismatch" / "ranks")).root_cause
+    assert root.entry_id == "collective-mismatch" and root.evidence.rank == 1
+    assert root.fields.get("peer_rank") == "2" and "does not say which" in root.rank_reason
+
+
+def test_an_op_type_cut_off_by_the_end_of_a_posted_line_is_no_other_collective():
+    # gh-ofa-271: six ranks' watchdog reports of SeqNum=469508 ALLREDUCE, the last one cut at `OpType=ALLR`; read
+    # whole it made rank 5 the one rank in another collective (a mismatch)
+    result = diagnose(str(DEV17 / "gh-ofa-271" / "log.txt"))
+    assert result.root_cause.category == "dist.collective_timeout"
+    cut = [f for f in result.findings if f.evidence.text.rstrip().endswith("OpType=ALLR")]
+    assert cut and all("op" not in f.fields for f in cut)

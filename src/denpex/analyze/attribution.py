@@ -362,6 +362,15 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     if absent is not None:
         finding.initiating_rank, finding.rank_evidence, finding.rank_reason = absent
         return
+    if root.entry is not None and root.entry.stops_every_rank and finding.evidence.rank is None:
+        # every rank was stopped from outside at once: the one whose training steps stop short of the others' hung
+        slow = _behind_in_steps(collection, set(collection.ranks))
+        if slow is not None:
+            rank, step, others = slow
+            finding.initiating_rank, finding.rank_evidence = rank, "behind_in_steps"
+            finding.rank_reason = (f"every rank was stopped at once; rank {rank} never logged a step past {step} "
+                                   f"while the others reached {others}: it hung and they waited for it")
+        return
     if finding.category == _TIMEOUT_CATEGORY and finding.role is Role.COLLATERAL:
         reporters = {
             c.finding.evidence.rank
@@ -509,9 +518,10 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
     The peer is the reporter's rank plus the catalog's offset, modulo the printed world size, else mp.spawn's, else
     the ranks the log shows (a last rank that never printed would be missed); it lands in the fields
     (`peer_rank`). Either rank may have called the other collective: the reporter received more than it asked
-    for, or the peer sent more than the others. Silence tells them apart: a peer that printed no error of its
-    own while a third rank reported losing its connection was stuck in a collective of its own, the odd one;
-    a peer that reported the loss like the rest was in step with them, and the reporter is the odd one.
+    for, or the peer sent more than the others. Silence can tell them apart: a peer that printed no error of its
+    own while a third rank reported losing its connection was stuck in a collective of its own, the odd one. A
+    peer that reported the loss like the rest tells nothing: in gloo's ring the sender of a larger message goes on
+    to wait on its own next peer and loses the connection as the others do (round 17's mpirun and srun runs).
     """
     finding = root.finding
     peer = root.entry.message_peer if root.entry is not None else None
@@ -537,8 +547,7 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
         return
     finding.rank_reason += (
         f"; rank {sender} {peer.says}: one of ranks {min(rank, sender)} and {max(rank, sender)} called a different "
-        "collective" + (f", and rank {sender} reported the loss like the others, so it was in step with them"
-                        if sender in speaking else ", and the log does not say which"))
+        "collective (the reporter a smaller one, or the sender a larger one), and the log does not say which")
 
 
 def _ranks_with_own_errors(cands: list[Candidate]) -> set[int]:

@@ -46,6 +46,9 @@ def entry_markdown(entry: Entry) -> str:
         peers = ", ".join(f"`{check}`: rank {offset:+d}" for check, offset in peer.offsets.items())
         out += ["", f"The report also names the peer that {peer.says}, by its `{peer.field}` ({peers}, modulo the "
                 "world size): either that peer or the reporting rank is the culprit."]
+    if entry.stops_every_rank:
+        out += ["", "It stops every rank at once and names none: the initiating rank is the one whose logged training "
+                "steps stop behind all the others' (it hung while they waited)."]
     if entry.echo_of_earlier_error:
         out += ["", "After a fatal error of its own process (same file and rank) it is that error's echo: collateral, "
                 "never the root cause."]

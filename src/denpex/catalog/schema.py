@@ -224,6 +224,9 @@ class Entry:
     graph_break_ids: list[str] = field(default_factory=list)
     ring_peer: RingPeer | None = None  # for reports of a wait: which peer the reporting rank waited on
     message_peer: MessagePeer | None = None  # for reports about a peer's data: which peer sent it
+    # the report says something outside the ranks stopped all of them at once (a scheduler's time limit): it names
+    # no rank, and the rank whose logged steps stop behind every other rank's is the one that hung
+    stops_every_rank: bool = False
     references: list[str] = field(default_factory=list)
 
     def verify_shown(self, command: str = YOUR_COMMAND, log: str = SAVED_LOG) -> str:

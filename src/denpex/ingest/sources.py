@@ -37,11 +37,12 @@ _MAGIC = (
 _BZIP2_MAGIC = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59")
 _FORMAT_NAMES = {"gzip": "gzip", "zstd": "zstd", "bzip2": "bzip2", "xz": "xz"}
 LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".stderr", ""}
-# Where a rank is read from a path: the file name (rank3_stderr.log, worker_rank-3.log), a folder that is
-# nothing but a rank (rank3/, rank_3/) or torchrun --log-dir's attempt_N/<local_rank>/. A rank inside any
-# other folder name (gen-dist-rank2-keyerror/log.txt, rank_0_sweep/) says nothing about the file's lines.
-_RANK_IN_NAME = re.compile(r"(?:^|[_.\-])rank[_\-]?(\d+)(?=[_.\-]|$)", re.IGNORECASE)
-_RANK_FOLDER = re.compile(r"rank[_\-]?(\d+)", re.IGNORECASE)
+# Where a rank is read from a path: the file name (rank3_stderr.log, worker_rank-3.log, rank.3.log), a folder
+# that is nothing but a rank (rank3/, rank_3/, Open MPI's `mpirun --output-filename DIR`: DIR/1/rank.3/stderr) or
+# torchrun --log-dir's attempt_N/<local_rank>/. A rank inside any other folder name
+# (gen-dist-rank2-keyerror/log.txt, rank_0_sweep/) says nothing about the file's lines.
+_RANK_IN_NAME = re.compile(r"(?:^|[_.\-])rank[_.\-]?(\d+)(?=[_.\-]|$)", re.IGNORECASE)
+_RANK_FOLDER = re.compile(r"rank[_.\-]?(\d+)", re.IGNORECASE)
 _ATTEMPT_FOLDER = re.compile(r"attempt_\d+")
 _SNIFF_BYTES = 8192
 # A pipe (stdin, a FIFO, `<(zcat ...)`) is held in memory up to this size, so the fast path can scan it;
