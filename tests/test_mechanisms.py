@@ -970,3 +970,25 @@ def test_an_op_type_cut_off_by_the_end_of_a_posted_line_is_no_other_collective()
     assert result.root_cause.category == "dist.collective_timeout"
     cut = [f for f in result.findings if f.evidence.text.rstrip().endswith("OpType=ALLR")]
     assert cut and all("op" not in f.fields for f in cut)
+
+
+def test_a_log_cut_mid_message_is_read_from_what_is_left_of_its_last_line(tmp_path):
+    # gh-llamafactory-8261 as posted: its last line stops at `[Rank 5] Watchdog caught collective operati`. Before:
+    # `clean`. Now a weak reading of the anchor it began, said to be one, on the line path and the fast path alike
+    path = DEV17 / "gh-llamafactory-8261" / "log.txt"
+    result = diagnose(str(path))
+    root = result.root_cause
+    assert result.verdict is Verdict.FAILURE and root.entry_id == "nccl-watchdog-timeout"
+    assert root.confidence == "low" and root.evidence.text.endswith("collective operati")
+    assert any("ends mid-line" in note for note in result.notes)
+    healthy = (CORPUS / "generated" / "gen-dist-success-4rank" / "log.txt").read_bytes()
+    big = tmp_path / "big.log"
+    big.write_bytes(healthy * (200_000 // len(healthy) + 1) + path.read_bytes())
+    fast, lines = diagnose(big, workers=1), diagnose(big, engine="lines")
+    assert fast.root_cause.entry_id == lines.root_cause.entry_id == "nccl-watchdog-timeout"
+    assert fast.root_cause.evidence.line == lines.root_cause.evidence.line
+    # a whole line that only ends in a few words of an anchor is no cut message
+    from denpex.analyze.cut_lines import cut_anchor
+
+    assert cut_anchor("step 12 done; Watchdog caught", load()) is None
+    assert cut_anchor("[Rank 5] Watchdog caught collective operation timeout ", load()) is None

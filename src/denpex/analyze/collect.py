@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from denpex.analyze import layers
+from denpex.analyze.cut_lines import cut_anchor
 from denpex.analyze.rank_state import RankTracker, StreamProgress, WorkerTable
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
@@ -239,14 +240,33 @@ class Collector:
 
     def finish(self) -> Collection:
         self._pending_after.clear()
+        for file, ring in self._rings.items():
+            if ring:
+                self._cut_last_line(file, ring)
         return self.result
+
+    def _cut_last_line(self, file: str, ring: deque[Line]) -> None:
+        """An input's last line that ends in most of an anchor, cut short: a weak hit of that anchor's entry."""
+        last = ring[-1]
+        if self.matcher.match(last):
+            return
+        cut = cut_anchor(last.body, self.catalog)
+        if cut is None:
+            return
+        entry, signature, anchor = cut
+        if self._add(entry, Hit(entry, signature, {}, confirmed=False), last, None, Kind.OTHER, ring, cut=True):
+            self.result.notes.append(
+                f"{file} ends mid-line (line {last.number}): its end was read as the start of `{anchor}` "
+                "(a weak reading: the rest of the message is missing)")
 
     # -- findings ------------------------------------------------------------------------------
     def _role_of(self, hit: Hit) -> Role:
         return Role(hit.signature.role or hit.entry.role)
 
-    def _add(self, entry: Entry, hit: Hit, line: Line, block: Block | None, kind: Kind, ring: deque[Line]) -> bool:
-        """Record a hit; False when it is not an event (an unconfirmed anchor on an ordinary line)."""
+    def _add(self, entry: Entry, hit: Hit, line: Line, block: Block | None, kind: Kind, ring: deque[Line],
+             cut: bool = False) -> bool:
+        """Record a hit; False when it is not an event (an unconfirmed anchor on an ordinary line). cut: most of a
+        long anchor ends the input's last line (analyze.cut_lines), which says as much as an error word would."""
         role = self._role_of(hit)
         fatal = hit.signature.fatal if hit.signature.fatal is not None else entry.fatal
         in_exception = block is not None and not block.logged and block.exception is not None
@@ -257,7 +277,7 @@ class Collector:
             # on an error report (an exception, an error-level record, a line that says error/failed)
             reports = (in_exception and kind in (Kind.EXCEPTION, Kind.MESSAGE)) or line.level in ("E", "F") \
                 or _ERROR_WORDS.search(line.body) is not None
-            if not reports:
+            if not reports and not cut:
                 return False
             priority -= UNCONFIRMED_PENALTY
         if entry.advisory:
