@@ -149,6 +149,21 @@ def test_the_fast_path_reports_every_byte_it_scans(tmp_path):
     assert sum(told) == path.stat().st_size
 
 
+def test_a_split_file_reports_every_byte_its_workers_scan(tmp_path, monkeypatch):
+    # the workers tell their bytes to the parent as they send their regions: the bar ends at the file's size
+    from denpex.api import diagnose_sources
+    from denpex.ingest import resolve
+    from denpex.scan import fast
+
+    monkeypatch.setattr(fast, "PARALLEL_FILE_BYTES", 1 << 20)
+    lines = [WARN.format(r=i % 4, s=i % 60, us=i) for i in range(60000)]
+    path = _log(tmp_path, lines)
+    assert path.stat().st_size > 2 << 20
+    told: list[int] = []
+    diagnose_sources(resolve([str(path)]), workers=2, progress=told.append)
+    assert sum(told) == path.stat().st_size and len(told) >= 2
+
+
 def test_copies_whose_digits_change_an_anchor_are_counted_on_every_path(tmp_path):
     # found by the property test above: an anchor holds a digit (`TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1`, a real
     # Dynamo hint), and copies of its line that differ in digits only have one repeat key; the fast path found

@@ -138,7 +138,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int], emit: Emit) -> RangeRe
             if nul:
                 first_nul = first_nul if first_nul is not None else pos + chunk.index(0, *own)
                 nul_bytes += nul
-            scanned += own[1] - own[0]
+            scanned += max(0, own[1] - own[0])  # a chunk of the back margin holds none of the own range
             pos += len(chunk)
             found.extend(finder.feed(chunk))
             if found or scanned >= _QUIET_PART_BYTES:
