@@ -134,7 +134,8 @@ KNOWN_NOT_CLEAN: dict[str, int] = {}
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
                     "dev13": 0, "test13": 0, "dev14": 1, "test14": 1, "dev15": 0, "test15": 0,
-                    "dev16": 2, "test16": 1, "dev17": 0, "test17": 0, "dev18": 0, "test18": 0}  # 9-13, 15, 17, 18: failures
+                    "dev16": 2, "test16": 1,
+                    "dev17": 0, "test17": 0, "dev18": 0, "test18": 0}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

@@ -761,14 +761,16 @@ def test_the_silent_ring_peer_is_found_in_per_rank_files_too():
 
 def test_a_ring_peer_that_reported_the_loss_leaves_the_aborting_rank():
     """Rank 0 issued an extra all_reduce: it received rank 1's gradient message, too big for its own, and aborted;
-    rank 1 reported the reset connection like rank 3, so it was in step (real torchrun run). The unprefixed abort
-    is rank 0's: the launcher saw rank 0 alone exit with -6 (SIGABRT)."""
+    rank 1 reported the reset connection like rank 3 (real torchrun run). The unprefixed abort is rank 0's: the
+    launcher saw rank 0 alone exit with -6 (SIGABRT). That rank 1 reported the loss does not clear it (dev17: a
+    sender of a larger message loses its connection too), so the reason names both and says the log cannot tell."""
     report = diagnose(str(TESTS / "corpus" / "generated" / "gen-dist-rank0-size-mismatch" / "log.txt"))
     root = report.root_cause
     assert root is not None and root.entry_id == "collective-mismatch"
     assert root.evidence.rank is None
     assert (root.rank, root.rank_evidence, root.fields["peer_rank"]) == (0, "named_in_message", "1")
-    assert "SIGABRT" in root.rank_reason and "rank 1 reported the loss" in root.rank_reason
+    assert "SIGABRT" in root.rank_reason and "one of ranks 0 and 1" in root.rank_reason
+    assert "does not say which" in root.rank_reason and "in step" not in root.rank_reason
 
 
 def test_mp_spawns_sigabrt_report_names_the_aborting_process():
