@@ -231,6 +231,9 @@ def _results(jobs: list[object]) -> list[tuple[int, object]]:
 def test_forked_shares_stream_in_job_order_and_report_a_failed_worker():
     # every job in a forked child; each one's parts, then its result, job after job
     assert _results([2, 3, 4]) == [(0, "part of 2"), (0, 4), (1, "part of 3"), (1, 9), (2, "part of 4"), (2, 16)]
+    assert _results([5]) == [(0, "part of 5"), (0, 25)]  # one share (one endless line): run here, no child
+    with pytest.raises(OSError, match="disk gone"):
+        _results(["raise"])
     with pytest.raises(parallel.WorkerFailed, match="OSError: disk gone"):
         _results([2, "raise"])
     with pytest.raises(parallel.WorkerFailed, match="died .signal 9"):
@@ -273,6 +276,20 @@ def test_a_workers_parts_reach_the_caller_while_it_is_still_scanning(tmp_path):
         if message == "first part":
             flags[k].touch()
     assert got == [(0, "first part"), (0, True), (1, "first part"), (1, True)]
+
+
+def test_shares_start_on_line_starts_found_a_block_at_a_time(tmp_path):
+    # one endless line (a progress bar) gives one share; elsewhere each share starts right after a newline
+    endless = tmp_path / "bar.log"
+    endless.write_bytes(b"\r 12%|#" * 100_000 + b"\n")
+    assert parallel.split(str(endless), endless.stat().st_size, 2) == [(0, endless.stat().st_size)]
+    lines = tmp_path / "lines.log"
+    data = b"".join(b"x" * (k * 37 % 300_000) + b"\n" for k in range(1, 40))
+    lines.write_bytes(data)
+    shares = parallel.split(str(lines), len(data), 4)
+    assert shares[0][0] == 0 and shares[-1][1] == len(data) and len(shares) >= 2
+    assert all(end == start for (_, end), (start, _) in zip(shares, shares[1:], strict=False))
+    assert all(data[start - 1] == 10 for start, _ in shares[1:])
 
 
 def test_a_split_file_gives_the_one_process_regions_and_stops_its_workers_when_closed(tmp_path):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, TypeVar
 
 from denpex.ingest.reading import Reading
-from denpex.ingest.zstd_frames import Frame, open_text
+from denpex.ingest.zstd_frames import Frame, FramedReader, open_text
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
@@ -37,6 +37,7 @@ _PROGRESS: tuple[Callable[[int], None], int] | None = None  # (told the bytes sc
 CHUNK_BYTES = 1 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
 _FORWARD_READ = 4 << 20  # past a range: room for the lines after a candidate near its end
+_SEEK_BLOCK = 1 << 16  # read at a time when looking for the start of a share's first line
 _QUIET_PART_BYTES = 16 << 20  # a worker with no regions to send still tells its progress this often
 _PIPE_BYTES = 1 << 20  # a worker's pipe: room for its parts while the parent analyses (Linux's default limit)
 
@@ -81,13 +82,25 @@ def split(path: str, size: int, parts: int) -> list[tuple[int, int]]:
     bounds = [0]
     with open_text(path, _FRAMES) as handle:
         for k in range(1, parts):
-            handle.seek(size * k // parts)
-            handle.readline()  # move to the start of the next line
-            pos = handle.tell()
+            pos = _next_line_start(handle, max(size * k // parts, bounds[-1]))
             if bounds[-1] < pos < size:
                 bounds.append(pos)
     bounds.append(size)
     return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def _next_line_start(handle: BinaryIO | FramedReader, offset: int) -> int:
+    """Where the line after the one holding `offset` starts (the file's end if none does), read a block at a time:
+    readline() would hold a whole endless line (a 100 MB progress bar) in memory to find its end."""
+    handle.seek(offset)
+    while True:
+        block = handle.read(_SEEK_BLOCK)
+        if not block:
+            return offset
+        newline = block.find(b"\n")
+        if newline >= 0:
+            return offset + newline + 1
+        offset += len(block)
 
 
 Emit = Callable[[object], None]
@@ -110,9 +123,7 @@ def _scan_range(job: tuple[str, int, int, int, int, int], emit: Emit) -> RangeRe
     read_start = max(0, own_start - _BACK_READ)
     if read_start:
         with open_text(path, _FRAMES) as handle:  # begin on a line boundary
-            handle.seek(read_start)
-            handle.readline()
-            read_start = min(handle.tell(), own_start)
+            read_start = min(_next_line_start(handle, read_start), own_start)
     read_end = min(size, own_end + _FORWARD_READ)
     repeats = RepeatFilter()
     finder = RegionFinder(_ENGINE, before, after, accept=(own_start - read_start, own_end - read_start),
@@ -268,6 +279,15 @@ def stream_split(func: Callable[[Job, Emit], object], jobs: list[Job]) -> Iterat
     Cheaper than a multiprocessing.Pool (no pool threads, no task queue). Closing the iterator early (the caller
     failed, Ctrl-C) stops and reaps the children.
     """
+    if len(jobs) == 1:  # one share (a file of one endless line cannot be cut): no child, no pipe, no pickling
+        parts: list[object] = []
+        result = func(jobs[0], parts.append)
+        for part in parts:
+            if isinstance(part, Part):
+                report(part.scanned)
+            yield 0, part
+        yield 0, result
+        return
     children: list[_Child] = []
     try:
         for job in jobs:
