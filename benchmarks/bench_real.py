@@ -176,13 +176,13 @@ def compressed(work: Path, source: Path, size: int, repeat: int) -> None:
         t_dec = run(["sh", "-c", f"{' '.join(unpack)} '{path}' > /dev/null"], repeat=repeat)[0]
         print(f"| .{suffix} | {path.stat().st_size / 1e6:,.1f} | {t:.2f} | {t - t_plain:+.2f} | {t_dec:.2f} | "
               f"{t - t_plain - t_dec:+.2f} |", flush=True)
-    zst_layouts(work, plain, repeat)
+    split_layouts(work, plain, repeat)
 
 
-def zst_layouts(work: Path, plain: Path, repeat: int) -> None:
-    """A .zst of one frame is one stream; one of several frames that record their size is split over the cores
-    (ingest.zstd_frames). Both against the plain file, on one worker and on every core (the split needs a text
-    of at least fast.PARALLEL_FILE_BYTES)."""
+def split_layouts(work: Path, plain: Path, repeat: int) -> None:
+    """A compressed file of one piece is one stream; a .zst of several frames that record their size, or a .gz
+    of several members, is split over the cores (ingest.zstd_frames, ingest.gzip_members). Each against the plain
+    file, on one worker and on every core (the split needs a text of at least fast.PARALLEL_FILE_BYTES)."""
     import zstandard
 
     ncores = len(os.sched_getaffinity(0))
@@ -192,17 +192,24 @@ def zst_layouts(work: Path, plain: Path, repeat: int) -> None:
         with open(plain, "rb") as src, open(framed, "wb") as dst:
             while piece := src.read(16 << 20):
                 dst.write(compressor.compress(piece))
-    one = work / f"{plain.name}.zst"
-    print(f"\n| .zst layout | file MB | denpex 1 worker s | denpex {ncores} workers s | zstd -dc s |")
+    members = work / f"{plain.name}.members.gz"
+    if not members.exists() and shutil.which("gzip"):
+        with open(plain, "rb") as src, open(members, "wb") as dst:  # `gzip -c part >> log.gz`, 16 MiB parts
+            while piece := src.read(16 << 20):
+                dst.write(subprocess.run(["gzip", "-1", "-c"], input=piece, capture_output=True, check=True).stdout)
+    print(f"\n| compressed layout | file MB | denpex 1 worker s | denpex {ncores} workers s | decompressor alone s |")
     print("|---|---|---|---|---|")
-    for name, path in (("plain (no compression)", plain), ("one frame (zstd -1)", one),
-                       ("16 MiB frames with sizes (python-zstandard)", framed)):
+    for name, path, unpack in (("plain (no compression)", plain, None),
+                               ("one zstd frame (zstd -1)", work / f"{plain.name}.zst", "zstd -dcq"),
+                               ("16 MiB zstd frames with sizes (python-zstandard)", framed, "zstd -dcq"),
+                               ("one gzip member (gzip -1)", work / f"{plain.name}.gz", "gzip -dc"),
+                               ("16 MiB gzip members (gzip -1 -c part >> log.gz)", members, "gzip -dc")):
         if not path.exists():
             continue
         t1 = run(denpex_cli(path, "auto", 1), env=BENCH_ENV, repeat=repeat)[0]
         tn = run(denpex_cli(path, "auto", ncores), env=BENCH_ENV, repeat=repeat)[0]
-        t_dec = (run(["sh", "-c", f"zstd -dcq '{path}' > /dev/null"], repeat=repeat)[0]
-                 if path.suffix == ".zst" and shutil.which("zstd") else float("nan"))
+        t_dec = (run(["sh", "-c", f"{unpack} '{path}' > /dev/null"], repeat=repeat)[0]
+                 if unpack and shutil.which(unpack.split()[0]) else float("nan"))
         print(f"| {name} | {path.stat().st_size / 1e6:,.1f} | {t1:.2f} | {tn:.2f} | {t_dec:.2f} |", flush=True)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from denpex.api import diagnose
-from denpex.ingest.zstd_frames import frame_index, open_text
+from denpex.ingest.framed_text import open_text
+from denpex.ingest.zstd_frames import frame_index
 from tests.test_engines import _key
 
 zstandard = pytest.importorskip("zstandard")

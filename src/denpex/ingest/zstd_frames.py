@@ -1,5 +1,5 @@
-"""A zstd file of several independent frames, read from any offset of its text: what lets one .zst be
-scanned on every core (scan.parallel), each core decompressing only its own frames.
+"""The frame index of a zstd file of several independent frames: what lets one .zst be scanned on every core
+(scan.parallel, ingest.framed_text), each core decompressing only its own frames.
 
 pzstd writes such files, and so does anything that appends compressed pieces to one file (log rotation,
 `zstd -c part >> log.zst`). The frames are found by walking their headers and block headers (RFC 8878),
@@ -12,8 +12,9 @@ answer that streaming gives). One zstd frame, what `zstd` writes by default even
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import BinaryIO
+
+from denpex.ingest.framed_text import Frame
 
 _MAGIC = 0xFD2FB528
 _SKIPPABLE = 0x184D2A50  # to 0x184D2A5F
@@ -23,13 +24,6 @@ _BLOCK_RESERVED = 3
 # blocks cannot stall the start
 _MAX_FRAMES = 1 << 16
 _MAX_BLOCKS = 1 << 21
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    offset: int  # where the frame starts in the file
-    text_start: int  # where its text starts in the decompressed stream
-    text_size: int
 
 
 def frame_index(path: str, file_size: int) -> list[Frame] | None:
@@ -107,99 +101,6 @@ def _frame_end(handle: BinaryIO, offset: int, file_size: int, checksum: bool, bu
             return offset if offset <= file_size else None
 
 
-class FramedReader:
-    """The decompressed text of an indexed multi-frame file, from any offset: seek() finds the frame holding the
-    offset and decompresses from its start, so a reader at the end of the file never decompresses its head.
-    What the scanners use of a binary file: read, readline, seek, tell."""
-
-    def __init__(self, path: str, frames: list[Frame]) -> None:
-        import zstandard
-
-        self._zstd = zstandard
-        self._raw = open(path, "rb")  # noqa: SIM115 - closed by close()
-        self._frames = frames
-        self._size = frames[-1].text_start + frames[-1].text_size
-        self._pos = 0
-        self._stream: BinaryIO | None = None
-        self._pending = b""  # read past a newline by readline
-
-    def __enter__(self) -> FramedReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._raw.close()
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int) -> int:
-        target = max(0, min(offset, self._size))
-        frame = self._frame_of(target)
-        self._raw.seek(frame.offset)
-        self._stream = self._zstd.ZstdDecompressor().stream_reader(self._raw, read_across_frames=True,
-                                                                   closefd=False)
-        self._pending = b""
-        skip = target - frame.text_start
-        while skip > 0:
-            got = self._stream.read(min(skip, 1 << 20))
-            if not got:
-                break
-            skip -= len(got)
-        self._pos = target - skip
-        return self._pos
-
-    def _frame_of(self, target: int) -> Frame:
-        lo, hi = 0, len(self._frames) - 1
-        while lo < hi:  # the last frame starting at or before target
-            mid = (lo + hi + 1) // 2
-            if self._frames[mid].text_start <= target:
-                lo = mid
-            else:
-                hi = mid - 1
-        return self._frames[lo]
-
-    def read(self, size: int) -> bytes:
-        if self._stream is None:
-            self.seek(self._pos)
-        assert self._stream is not None
-        if self._pending:
-            got, self._pending = self._pending[:size], self._pending[size:]
-        else:
-            got = self._stream.read(size)
-            while 0 < len(got) < size:  # a frame's end: the reader stops there, the text goes on
-                more = self._stream.read(size - len(got))
-                if not more:
-                    break
-                got += more
-        self._pos += len(got)
-        return got
-
-    def readline(self) -> bytes:
-        parts: list[bytes] = []
-        while True:
-            piece = self.read(1 << 16)
-            if not piece:
-                break
-            newline = piece.find(b"\n")
-            if newline >= 0:
-                parts.append(piece[: newline + 1])
-                self._pending = piece[newline + 1 :] + self._pending
-                self._pos -= len(piece) - newline - 1
-                break
-            parts.append(piece)
-        return b"".join(parts)
-
-
 def is_zstd_error(exc: BaseException) -> bool:
     """A zstandard failure (a damaged frame), without importing zstandard to ask."""
     return type(exc).__name__ == "ZstdError" or type(exc).__module__.startswith("zstandard")
-
-
-def open_text(path: str, frames: list[Frame] | None) -> BinaryIO | FramedReader:
-    """The file's text as a seekable binary stream: the file itself, or its frames decompressed on demand."""
-    if frames is None:
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
-    return FramedReader(path, frames)

@@ -10,9 +10,11 @@ from collections.abc import Callable, Iterator
 
 from denpex.analyze.collect import AFTER_LINES, Collector
 from denpex.ingest import Source
+from denpex.ingest.framed_text import Frame, open_text
+from denpex.ingest.gzip_members import member_index
 from denpex.ingest.lines import build_line, shown_bytes, source_bytes
 from denpex.ingest.reading import Reading
-from denpex.ingest.zstd_frames import Frame, frame_index, is_zstd_error, open_text
+from denpex.ingest.zstd_frames import frame_index, is_zstd_error
 from denpex.model import RankState
 from denpex.scan import parallel
 from denpex.scan.allocator import keep_freed_buffers
@@ -42,14 +44,18 @@ def _scan_source(job: tuple[Source, int, int]) -> FileScan:
 
 
 def _text_frames(source: Source) -> list[Frame] | None:
-    """The frame index of a .zst of several sized frames (ingest.zstd_frames): it can be split like a plain file."""
-    if source.path is None or source.compression != "zstd":
+    """The index of a .zst of several sized frames (ingest.zstd_frames) or a .gz of several members
+    (ingest.gzip_members): it can be split like a plain file."""
+    if source.path is None or source.compression not in ("zstd", "gzip"):
         return None
-    return frame_index(str(source.path), os.path.getsize(source.path))
+    size = os.path.getsize(source.path)
+    if source.compression == "gzip":
+        return member_index(str(source.path), size)
+    return frame_index(str(source.path), size)
 
 
 def _splittable(source: Source, frames: list[Frame] | None) -> bool:
-    """A plain file, or a .zst with a frame index, can be cut into byte ranges of its text; other compressed
+    """A plain file, or a .zst or .gz with an index, can be cut into byte ranges of its text; other compressed
     input and UTF-16 are read as one stream."""
     if source.path is None or (source.compression is not None and frames is None):
         return False
@@ -61,8 +67,9 @@ def _splittable(source: Source, frames: list[Frame] | None) -> bool:
 
 
 def _split_scan(source: Source, context: int, after: int, workers: int) -> FileScan | None:
-    """One file over `workers` processes; None when a .zst turns out damaged inside a frame (read as one
-    stream instead, which reads up to the damage and says where it stopped)."""
+    """One file over `workers` processes; None when a compressed file turns out damaged inside a frame or member,
+    or a gzip member not what its index said (read as one stream instead, which reads up to any damage and says
+    where it stopped)."""
     assert parallel._ENGINE is not None
     frames = _text_frames(source)
     if frames is None:
@@ -74,7 +81,7 @@ def _split_scan(source: Source, context: int, after: int, workers: int) -> FileS
         if not _splittable(source, frames):
             return None
         scan = parallel.scan_file(str(source.path), parallel._ENGINE, context, after, workers, frames)
-        scan.regions = list(scan.regions)  # a damaged frame fails here, before any region is analysed
+        scan.regions = list(scan.regions)  # a damaged frame or member fails here, before any region is analysed
     except Exception as exc:
         if not isinstance(exc, (parallel.WorkerFailed, OSError, EOFError)) and not is_zstd_error(exc):
             raise

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, TypeVar
 
+from denpex.ingest.framed_text import Frame, FramedReader, open_text
 from denpex.ingest.reading import Reading
-from denpex.ingest.zstd_frames import Frame, FramedReader, open_text
 from denpex.scan.engines import CandidateEngine
 from denpex.scan.newlines import count_newlines
 from denpex.scan.regions import TRACEBACK_REACH, Region, RegionFinder
@@ -32,7 +32,7 @@ from denpex.scan.repeats import RepeatFilter
 from denpex.scan.world_size import larger
 
 _ENGINE: CandidateEngine | None = None  # inherited by forked workers: a compiled database is not picklable
-_FRAMES: list[Frame] | None = None  # the file is a multi-frame .zst read through its index (ingest.zstd_frames)
+_FRAMES: list[Frame] | None = None  # the file is a compressed one read through its index (ingest.framed_text)
 _PROGRESS: tuple[Callable[[int], None], int] | None = None  # (told the bytes scanned, the pid that may tell it)
 CHUNK_BYTES = 1 << 20  # bytes scanned at a time: small enough that counting newlines hits the CPU cache
 _BACK_READ = 2 * TRACEBACK_REACH + (1 << 20)  # before a range: traceback reach plus room for context lines
@@ -201,7 +201,7 @@ class FileScan:
 
 def scan_file(path: str, engine: CandidateEngine, before: int, after: int, workers: int,
               frames: list[Frame] | None = None) -> FileScan:
-    """One plain file, or a multi-frame .zst through its frame index (`frames`), over `workers` processes.
+    """One plain file, or a multi-frame .zst or multi-member .gz through its index (`frames`), over `workers` processes.
 
     Its regions come as soon as they are known: forked workers scan the shares and stream their regions back,
     with the bytes they scanned (the progress bar counts every worker's), and the caller analyses them in file
