@@ -15,7 +15,7 @@ from denpex.ingest import gzip_members
 from denpex.ingest.framed_text import Frame, open_text
 from denpex.ingest.gzip_members import member_index
 from tests.test_engines import _key
-from tests.test_zstd_frames import _text
+from tests.test_zstd_frames import _text, split_gives_the_streams_answer
 
 GZIP = shutil.which("gzip")
 
@@ -73,20 +73,7 @@ def test_what_cannot_be_split_has_no_index(tmp_path):
 def test_a_multi_member_gz_split_across_cores_gives_the_plain_files_answer(tmp_path, monkeypatch):
     monkeypatch.setattr("denpex.scan.fast.PARALLEL_FILE_BYTES", 1 << 20)
     text = _text()
-    plain = tmp_path / "train.log"
-    plain.write_bytes(text)
-    path = _appended(tmp_path / "train.log.gz", text)
-    calls: list[int] = []
-    from denpex.scan import parallel
-
-    scan_file = parallel.scan_file
-    monkeypatch.setattr(parallel, "scan_file", lambda *a, **k: calls.append(1) or scan_file(*a, **k))
-    streamed = _key(diagnose(path, workers=1))  # one stream, decompressed ahead of the scan
-    assert not calls
-    assert "'cuda-oom'" in repr(streamed)
-    assert _key(diagnose(path, workers=2)) == streamed
-    assert calls  # split across two processes this time
-    assert repr(_key(diagnose(plain, workers=2))) == repr(streamed).replace(str(path), str(plain))
+    split_gives_the_streams_answer(_appended(tmp_path / "train.log.gz", text), text, tmp_path, monkeypatch)
 
 
 def test_an_index_the_members_contradict_falls_back_to_the_stream(tmp_path, monkeypatch):

@@ -62,23 +62,28 @@ def test_the_index_finds_sized_frames_and_refuses_what_it_cannot_split(tmp_path)
         assert frame_index(str(pzstd), pzstd.stat().st_size) is None
 
 
-def test_a_framed_zst_split_across_cores_gives_the_plain_files_answer(tmp_path, monkeypatch):
-    monkeypatch.setattr("denpex.scan.fast.PARALLEL_FILE_BYTES", 1 << 20)
-    text = _text()
+def split_gives_the_streams_answer(compressed: Path, text: bytes, tmp_path: Path, monkeypatch) -> None:
+    """One worker streams the compressed file; two split it (scan_file is called) with the same answer, which is
+    also the plain file's."""
     plain = tmp_path / "train.log"
     plain.write_bytes(text)
-    framed = _frames(tmp_path / "train.log.zst", text)
     calls: list[int] = []
     from denpex.scan import parallel
 
     scan_file = parallel.scan_file
     monkeypatch.setattr(parallel, "scan_file", lambda *a, **k: calls.append(1) or scan_file(*a, **k))
-    streamed = _key(diagnose(framed, workers=1))  # one stream, decompressed ahead of the scan
+    streamed = _key(diagnose(compressed, workers=1))  # one stream, decompressed ahead of the scan
     assert not calls
     assert "'cuda-oom'" in repr(streamed)
-    assert _key(diagnose(framed, workers=2)) == streamed
+    assert _key(diagnose(compressed, workers=2)) == streamed
     assert calls  # split across two processes this time
-    assert repr(_key(diagnose(plain, workers=2))) == repr(streamed).replace(str(framed), str(plain))
+    assert repr(_key(diagnose(plain, workers=2))) == repr(streamed).replace(str(compressed), str(plain))
+
+
+def test_a_framed_zst_split_across_cores_gives_the_plain_files_answer(tmp_path, monkeypatch):
+    monkeypatch.setattr("denpex.scan.fast.PARALLEL_FILE_BYTES", 1 << 20)
+    text = _text()
+    split_gives_the_streams_answer(_frames(tmp_path / "train.log.zst", text), text, tmp_path, monkeypatch)
 
 
 def test_a_damaged_frame_falls_back_to_the_stream_and_its_partial_answer(tmp_path, monkeypatch):
