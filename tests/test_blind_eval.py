@@ -109,7 +109,8 @@ def test_blind_split_is_intact(suffix):
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
-    least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6, "19": 20}.get(suffix, 60)
+    least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
+             "19": 20}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -142,7 +143,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
                     "dev13": 0, "test13": 0, "dev14": 1, "test14": 1, "dev15": 0, "test15": 0,
                     "dev16": 2, "test16": 1,
-                    "dev17": 0, "test17": 0, "dev18": 0, "test18": 0, "dev19": 2, "test19": 1}  # 9-13, 15, 17, 18: failures
+                    "dev17": 0, "test17": 0, "dev18": 0, "test18": 0,
+                    "dev19": 2, "test19": 1}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

@@ -14,6 +14,7 @@ from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
 from denpex.ingest import Source, check_readable, resolve, text_source
 from denpex.ingest.lines import framed
+from denpex.ingest.node_trees import global_ranks
 from denpex.ingest.reading import Reading
 from denpex.ingest.torch_trace import split_traces
 from denpex.model import Diagnosis
@@ -104,6 +105,7 @@ def diagnose_sources(
     for source in sources:
         check_readable(source)
     inputs = [s.name for s in sources]
+    sources, tree_notes = global_ranks(sources)
     extra = ExtraInputs.read([s for s in sources if s.kind != "log"])
     sources = [s for s in sources if s.kind == "log"]
     if not sources and not extra.dumps and not extra.error_files:
@@ -124,6 +126,7 @@ def diagnose_sources(
         _feed_lines(sources + extra.error_sources, collector)
         collection = collector.finish()
     diagnosis = decide(collection, collector.catalog, inputs)
+    diagnosis.notes.extend(tree_notes)
     diagnosis.notes.extend(extra.notes)
     diagnosis.notes.extend(collection.notes)
     extra.merge(diagnosis, collector.rank_tracker.launcher_first)

@@ -24,7 +24,7 @@ ABNORMAL_EXIT_TYPES = frozenset({"SYSTEM_ERROR", "NODE_DIED", "OUT_OF_MEMORY"})
 def promote_bare_exits(cands: list[Candidate]) -> None:
     """A launcher's report that rank R exited non-zero, when R printed no error itself, is the cause."""
     own = [c for c in cands if c.finding.fatal and c.finding.role is not Role.WRAPPER
-           and named_rank(c.finding.fields) is None]
+           and named_rank(c.finding.fields) is None and not _echo_after_failure(c, cands)]
     if any(c.finding.evidence.rank is None and c.finding.role is not Role.COLLATERAL for c in own):
         return  # an error line without a rank could be that rank's own: its exit is not bare
     silent_errors = {c.finding.evidence.rank for c in own}
@@ -54,6 +54,17 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
         )
         finding.rank_reason = f"named in the launcher's exit report, and silent: rank {rank} printed no traceback"
         finding.rank_evidence = "silent"
+
+
+def _echo_after_failure(cand: Candidate, cands: list[Candidate]) -> bool:
+    """An abort on the way out (`terminate called without an active exception`) printed after other errors: what
+    any process torn down by SIGABRT may print once the job has failed, so it is no rank's error of its own. (With
+    no error before it, it is the failure itself: a teardown abort after the work was done.)"""
+    if cand.entry is None or not cand.entry.echo_of_earlier_error:
+        return False
+    seq = cand.finding.evidence.seq
+    return any(c is not cand and c.finding.fatal and c.finding.role is not Role.WRAPPER
+               and c.finding.evidence.seq < seq for c in cands)
 
 
 def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog) -> Candidate | None:

@@ -51,6 +51,14 @@ _SHIPPER_STAMP = re.compile(
 # number and spaces, dropped only before a prefix we parse, like the shipper's clock
 _GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}" + _BEFORE_PARSED_PREFIX)
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
+# a container runner's column before each line: docker compose's `vllm-server   | ` / `worker-1  | ` (the service
+# padded to the longest name), `kubectl logs --prefix`'s `[pod/trainer-0/main] `: dropped so that what the
+# container printed is parsed as if bare (its traceback, glog and rank prefixes); a level word is a log format's
+# column (`INFO | ...`), not a container
+_CONTAINER_COLUMN = re.compile(
+    r"^(?:(?!(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL|FATAL)\s)[A-Za-z0-9][\w.\-]*\s+\| "
+    r"|\[pod/[\w.\-]+/[\w.\-]+\] )"
+)
 _GLOG = re.compile(
     r"""^(?:
         \[?(?P<level>[DIWEF])(?:(?P<md>\d{3,4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?
@@ -87,6 +95,8 @@ _RANK_IN_BODY = re.compile(
     r"\[(?:Rank|rank|RANK)[\s:=]?\s?(?P<rank>\d+)\]|\bglobal rank (?P<grank>\d+)\b|\brank(?P<r2>\d+)\]"
     r"|\[PG (?:ID )?0(?: PG GUID 0(?:\(default_pg\))?| \(default_pg\))? Rank (?P<pgrank>\d+)\]"
     r"|^(?:Rank|RANK|rank)[\s:=]\s?(?P<lead>\d+)\s?[:|\]-]"  # a logging format that starts with the rank
+    # a key=value field first (`%(levelname)s rank=%(rank)s %(message)s`)
+    r"|^(?:Rank|RANK|rank)=(?P<field>\d+)(?=\s|$)"
 )
 
 _JSON_RECORD_MAX = 1 << 16  # longer lines are not parsed as JSON records (cost)
@@ -137,14 +147,17 @@ def _iso_time(text: str) -> tuple[float | None, int | None]:
 
 
 def _json_record(text: str, head: Header) -> str:
-    """A JSON-lines log record (`{"level": "ERROR", "rank": 2, "msg": "..."}`, structlog, python-json-logger):
-    its rank and level are fields, and its message is the body. Anything else is left as it was."""
+    """A JSON-lines log record (`{"level": "ERROR", "rank": 2, "msg": "..."}`, structlog, python-json-logger, ECS,
+    loguru's `serialize=True`): its rank and level are fields, and its message is the body, with the exception it
+    carries. Anything else is left as it was."""
     try:
         record = json.loads(text)
     except ValueError:
         return text
     if not isinstance(record, dict):
         return text
+    if isinstance(record.get("record"), dict) and isinstance(record.get("text"), str):
+        record = _loguru_record(record["record"])  # loguru: the formatted text, and the record as fields
     for key in _JSON_RANK_KEYS:
         value = record.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and head.rank is None:
@@ -159,21 +172,64 @@ def _json_record(text: str, head: Header) -> str:
     if "Traceback" in trace:  # the record carries a traceback: its last line is the exception
         last = next((ln.strip() for ln in reversed(trace.splitlines()) if ln.strip()), "")
         return f"{message}: {last}" if message and "\n" not in message else last
+    if (raised := _structured_exception(record)) is not None:
+        return f"{message}: {raised}" if message and "\n" not in message else raised
     if message is not None and "\n" not in message:
         return message
     return text
 
 
-_PARALLEL_TAG = re.compile(r"(DP|PP|TP|EP|CP|MOE_DP)(\d+)")
+def _structured_exception(record: dict[str, object]) -> str | None:
+    """`Type: value` of an exception a record carries as fields: structlog's dict_tracebacks (`"exception":
+    [{"exc_type": "KeyError", "exc_value": "'x'", ...}]`, the raised exception first, its causes after), loguru's
+    (`{"type": ..., "value": ...}`) and ECS's (`"error": {"type": ..., "message": ..., "stack_trace": ...}`)."""
+    for key in ("exception", "exc_info", "error"):
+        value = record.get(key)
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            value = value[0]
+        if not isinstance(value, dict):
+            continue
+        stack = value.get("stack_trace")
+        if isinstance(stack, str) and "Traceback" in stack:
+            return next((ln.strip() for ln in reversed(stack.splitlines()) if ln.strip()), None)
+        kind = next((value[k] for k in ("exc_type", "type") if isinstance(value.get(k), str)), None)
+        said = next((value[k] for k in ("exc_value", "value", "message") if isinstance(value.get(k), str)), None)
+        if kind and "\n" not in kind:
+            first = (said or "").splitlines()[0] if said else ""
+            return f"{kind}: {first}" if first else kind
+    return None
+
+
+def _loguru_record(inner: dict[str, object]) -> dict[str, object]:
+    """loguru's serialized record, flattened to the keys a JSON-lines record has: its level's name, its message,
+    its exception, and the fields bound with `logger.bind(rank=...)`."""
+    flat: dict[str, object] = {"message": inner.get("message")}
+    level = inner.get("level")
+    if isinstance(level, dict):
+        flat["level"] = level.get("name")
+    extra = inner.get("extra")
+    if isinstance(extra, dict):
+        flat.update({k: extra[k] for k in _JSON_RANK_KEYS if k in extra})
+    if isinstance(inner.get("exception"), dict):
+        flat["exception"] = inner["exception"]
+    return flat
+
+
+_PARALLEL_TAG = re.compile(r"(?<![A-Za-z])(DP|PP|TP|EP|CP|PCP|DCP|MOE_DP)(\d+)")
 
 
 def _tensor_parallel_rank(tags: str) -> int | None:
-    """The rank in SGLang's `TP7` / `DP0 TP3 EP3` tags, as vLLM's `TP1` is read: the tensor-parallel rank, which is
-    the GPU's rank in the first pipeline stage of the first data-parallel replica. Past those (`PP1 TP2`, `DP1 TP3`:
-    each replica or stage counts its TP ranks from 0, and the TP size is not printed) it is not the job's rank, so
-    none is taken."""
+    """The job's rank in parallel tags: SGLang's `TP7` / `DP0 TP3 EP3`, vLLM's `TP1` and its worker names
+    (`Worker_TP1`, `Worker_DP2_EP2`). The expert-parallel rank spans every data-parallel replica's tensor-parallel
+    ranks (vLLM: dp * tp_size + tp), so in the first pipeline stage it is the GPU's rank; else the tensor-parallel
+    rank, which is the job's rank only in the first stage of the first replica. Past those (`PP1 TP2`, `DP1 TP3`:
+    each replica or stage counts its TP ranks from 0, and the TP size is not printed) none is taken."""
     found = dict(_PARALLEL_TAG.findall(tags))
-    if "TP" not in found or int(found.get("PP", "0")) != 0 or int(found.get("DP", "0")) != 0:
+    if int(found.get("PP", "0")) != 0:
+        return None
+    if "EP" in found:
+        return int(found["EP"])
+    if "TP" not in found or int(found.get("DP", "0")) != 0:
         return None
     return int(found["TP"])
 
@@ -188,6 +244,8 @@ def parse(text: str, year: int | None = None) -> Header:
     local_from_launcher: int | None = None
     srun_label: int | None = None
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
+    if (rest[:1].isalnum() or rest.startswith("[pod/")) and (column := _CONTAINER_COLUMN.match(rest)):
+        rest = rest[column.end() :]
     if rest[:1] in " 0123456789" and (gutter := _GUTTER.match(rest)):
         rest = rest[gutter.end() :]
     if rest[:1].isdigit() and (stamp := _SHIPPER_STAMP.match(rest)) and not _PYLOG.match(rest):
@@ -208,8 +266,10 @@ def parse(text: str, year: int | None = None) -> Header:
             else:
                 head.pid = int(found.group("rpid"))
                 head.host = found.group("rip") or head.host
-                worker = _WORKER_RANK.search(found.group("actor") or "")
-                if worker and head.rank is None:  # vLLM's `(VllmWorker TP1 pid=409)`: its tensor-parallel rank
+                actor = found.group("actor") or ""
+                if head.rank is None and _PARALLEL_TAG.search(actor):  # `(VllmWorker TP1 pid=409)`, `Worker_DP2_EP2`
+                    head.rank = _tensor_parallel_rank(actor)
+                elif head.rank is None and (worker := _WORKER_RANK.search(actor)):  # `(VllmWorker rank=1 pid=...)`
                     head.rank = int(worker.group(1))
             rest = rest[found.end() :]
             continue
