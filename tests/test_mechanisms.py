@@ -994,3 +994,81 @@ def test_a_log_cut_mid_message_is_read_from_what_is_left_of_its_last_line(tmp_pa
 
     assert cut_anchor("step 12 done; Watchdog caught", load()) is None
     assert cut_anchor("[Rank 5] Watchdog caught collective operation timeout ", load()) is None
+
+
+DEV19 = TESTS / "blind" / "dev19"
+JSON_LOGS = TESTS / "fixtures" / "json_logs"
+
+
+@pytest.mark.parametrize("name", ["loguru-serialize", "structlog-dict-tracebacks", "ecs-logging"])
+def test_a_json_log_records_exception_and_rank_are_read_from_its_fields(name):
+    # real output of each library (tests/fixtures/json_logs/make.py): the exception is a field, not a traceback
+    result = diagnose(JSON_LOGS / f"{name}.jsonl")
+    root = result.root_cause
+    assert root is not None and root.entry_id == "uncaught-user-exception" and root.rank == 3
+    assert root.fields["exception"] == "KeyError"
+    assert parse(root.evidence.text).body == "training failed: KeyError: 'sample-7c2e9'"
+
+
+def test_docker_composes_column_is_dropped_before_the_line_is_parsed():
+    vllm = (DEV19 / "gh-vllm-41834" / "log.txt").read_text().splitlines()
+    head = parse(vllm[0])
+    assert head.rank == 2 and head.pid == 1993 and head.level == "E"  # `(Worker_DP2_EP2 pid=1993) ERROR ...`
+    assert head.body == "RuntimeError: Triton Error [CUDA]: out of memory"
+    comfy = (TESTS / "blind" / "dev3" / "gh-comfyui-docker-122" / "log.txt").read_text().splitlines()
+    assert parse(comfy[5]).body == "Traceback (most recent call last):"
+    # a level column is a log format's, not a service's (round 19's loguru format, a real line)
+    loguru = next(line for line in (JSON_LOGS / "loguru-serialize.jsonl").read_text().splitlines())
+    text = json.loads(loguru)["text"].splitlines()[0]  # `2026-12-06 18:21:50.573 | INFO     | __main__:...`
+    assert parse(text).body.endswith("step 1/8 loss 0.4210")
+
+
+@pytest.mark.parametrize("tag, rank", [("Worker_DP2_EP2", 2), ("Worker_TP1", 1), ("VllmWorker TP3", 3),
+                                       ("Worker_PP1_TP0", None), ("Worker_DP1_TP1", None), ("Worker_PP0_TP2_EP2", 2)])
+def test_vllm_worker_names_give_the_rank_their_parallel_tags_make_global(tag, rank):
+    # vLLM names a worker Worker[_DP d][_PP p][_TP t][_EP e]; the EP rank counts across the data-parallel
+    # replicas (dp * tp_size + tp): in the first pipeline stage it is the GPU's rank
+    line = (DEV19 / "gh-vllm-41834" / "log.txt").read_text().splitlines()[0].replace("Worker_DP2_EP2", tag)
+    assert parse(line).rank == rank
+
+
+def test_the_cuda_drivers_own_out_of_memory_is_a_cuda_oom():
+    result = diagnose(DEV19 / "gh-vllm-41834" / "log.txt")  # Triton's launcher: `Triton Error [CUDA]: out of memory`
+    assert result.root_cause is not None
+    assert (result.root_cause.entry_id, result.root_cause.rank) == ("cuda-oom", 2)
+
+
+def test_a_gloo_timeout_a_console_handler_wrapped_after_its_milliseconds_is_still_one():
+    # rich's traceback panel wrapped `Timed out waiting 15000ms` / `for recv operation to complete` at 120 columns
+    root = diagnose(DEV19 / "run19-rich-hang" / "log.txt").root_cause
+    assert root is not None and root.entry_id == "gloo-collective-timeout"
+    assert root.rank == 2 and root.rank_evidence == "absent_from_timeouts"
+
+
+def test_an_abort_after_the_job_failed_does_not_hide_a_silent_ranks_bare_exit():
+    # rank 0 called abort() and printed nothing; ranks 5 and 1 lost it, and rank 1's teardown printed `terminate
+    # called without an active exception` (no prefix). torchrun saw rank 0's -6 first
+    root = diagnose(DEV19 / "run19-torchrun-abort" / "log.txt").root_cause
+    assert root is not None and root.rank == 0 and root.fields.get("exitcode") == "-6"
+    assert root.rank_evidence == "silent"
+    # an abort with no error before it is still the teardown itself
+    teardown = diagnose(CORPUS / "generated" / "gen-dist-teardown-sigabrt" / "log.txt").root_cause
+    assert teardown is not None and teardown.entry_id == "teardown-abort"
+
+
+def test_a_rank_field_first_in_a_logging_format_is_the_rank():
+    stdout = DEV19 / "run19-torchrun3n-mismatch-logdir" / "ranks" / "node1" / "none_ppljm6ad" / "attempt_0" / "0"
+    line = (stdout / "stdout.log").read_text().splitlines()[0]  # `... INFO rank=2 process group ready ...`
+    assert parse(line).rank == 2
+
+
+def test_several_nodes_log_dir_trees_take_the_global_rank_their_files_print():
+    # three agents' --log-dir trees side by side: `node1/.../attempt_0/0/stderr.log` is local rank 0 of node 1,
+    # global rank 2 (its stdout prints `rank=2`); the gloo abort in it names rank 2 and its ring peer 3
+    result = diagnose(DEV19 / "run19-torchrun3n-mismatch-logdir")
+    root = result.root_cause
+    assert root is not None and root.entry_id == "collective-mismatch" and root.rank == 2
+    assert root.fields.get("peer_rank") == "3"
+    assert any("log-dir trees hold the same local ranks" in note for note in result.notes)
+    one_tree = diagnose(DEV19 / "run19-torchrun3n-mismatch-logdir" / "ranks" / "node1")
+    assert not any("log-dir trees" in note for note in one_tree.notes)  # one node: the path's rank stands

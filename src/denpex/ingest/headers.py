@@ -51,13 +51,11 @@ _SHIPPER_STAMP = re.compile(
 # number and spaces, dropped only before a prefix we parse, like the shipper's clock
 _GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}" + _BEFORE_PARSED_PREFIX)
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
-# a container runner's column before each line: docker compose's `vllm-server   | ` / `worker-1  | ` (the service
-# padded to the longest name), `kubectl logs --prefix`'s `[pod/trainer-0/main] `: dropped so that what the
-# container printed is parsed as if bare (its traceback, glog and rank prefixes); a level word is a log format's
-# column (`INFO | ...`), not a container
+# docker compose's column before each line of its services' output: `vllm-server   | `, `worker-1  | ` (the service
+# padded to the longest name): dropped so that what the container printed is parsed as if bare (its traceback,
+# glog and rank prefixes); a level word is a log format's column (`INFO | ...`), not a service
 _CONTAINER_COLUMN = re.compile(
-    r"^(?:(?!(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL|FATAL)\s)[A-Za-z0-9][\w.\-]*\s+\| "
-    r"|\[pod/[\w.\-]+/[\w.\-]+\] )"
+    r"^(?!(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL|FATAL)\s)[A-Za-z0-9][\w.\-]*\s+\| "
 )
 _GLOG = re.compile(
     r"""^(?:
@@ -244,7 +242,7 @@ def parse(text: str, year: int | None = None) -> Header:
     local_from_launcher: int | None = None
     srun_label: int | None = None
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
-    if (rest[:1].isalnum() or rest.startswith("[pod/")) and (column := _CONTAINER_COLUMN.match(rest)):
+    if rest[:1].isalnum() and (column := _CONTAINER_COLUMN.match(rest)):
         rest = rest[column.end() :]
     if rest[:1] in " 0123456789" and (gutter := _GUTTER.match(rest)):
         rest = rest[gutter.end() :]
