@@ -98,6 +98,11 @@ FLOORS = {
     # a wrong WORLD_SIZE whose store key names a rank that does not exist, a gloo size check between two ranks)
     "dev19": {"category": 1.00, "decisive_line": 1.00, "rank": 0.86, "verdict": 1.00},
     "test19": {"category": 0.82, "decisive_line": 0.86, "rank": 0.80, "verdict": 1.00},
+    # round 20 (20 public threads: multi-rank jobs of the 2.0-2.4 era and before, hangs, elastic restarts and
+    # rendezvous failures, healthy multi-rank logs): scored whole once, blind, at 5f0ffba (totals only: 14/15 13/15
+    # 2/4 14/15, healthy 5/5); split with seed 20261220; test20 by totals only (at the split 7/8 7/8 1/1 7/8)
+    "dev20": {"category": 1.00, "decisive_line": 0.85, "rank": 0.33, "verdict": 1.00},
+    "test20": {"category": 0.85, "decisive_line": 0.85, "rank": 1.00, "verdict": 0.85},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -105,14 +110,14 @@ def half(request):
     return request.param, evaluate([str(BLIND / request.param)])
 
 
-@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19"])
+@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
-             "19": 20}.get(suffix, 60)
+             "19": 20, "20": 10}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -146,7 +151,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev13": 0, "test13": 0, "dev14": 1, "test14": 1, "dev15": 0, "test15": 0,
                     "dev16": 2, "test16": 1,
                     "dev17": 0, "test17": 0, "dev18": 0, "test18": 0,
-                    "dev19": 2, "test19": 1}  # 9-13, 15, 17, 18: failures
+                    "dev19": 2, "test19": 1, "dev20": 3, "test20": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
