@@ -101,7 +101,9 @@ FLOORS = {
     # round 20 (20 public threads: multi-rank jobs of the 2.0-2.4 era and before, hangs, elastic restarts and
     # rendezvous failures, healthy multi-rank logs): scored whole once, blind, at 5f0ffba (totals only: 14/15 13/15
     # 2/4 14/15, healthy 5/5); split with seed 20261220; test20 by totals only (at the split 7/8 7/8 1/1 7/8)
-    "dev20": {"category": 1.00, "decisive_line": 0.85, "rank": 0.33, "verdict": 1.00},
+    # dev20 after its lessons: 7/7 6/7 2/3 7/7 (left: a three-line excerpt whose lines are out of time order, an OOM
+    # whose rank the label takes from its GPU index)
+    "dev20": {"category": 1.00, "decisive_line": 0.85, "rank": 0.66, "verdict": 1.00},
     "test20": {"category": 0.85, "decisive_line": 0.85, "rank": 1.00, "verdict": 0.85},
 }
 

@@ -1072,3 +1072,23 @@ def test_several_nodes_log_dir_trees_take_the_global_rank_their_files_print():
     assert any("log-dir trees hold the same local ranks" in note for note in result.notes)
     one_tree = diagnose(DEV19 / "run19-torchrun3n-mismatch-logdir" / "ranks" / "node1")
     assert not any("log-dir trees" in note for note in one_tree.notes)  # one node: the path's rank stands
+
+
+DEV20 = TESTS / "blind" / "dev20"
+
+
+def test_a_lone_ranks_timeout_report_does_not_make_a_bare_cause_its_own():
+    # a posted excerpt: an unprefixed CUDA OOM traceback, then `[E ProcessGroupNCCL.cpp:456] [Rank 3] Watchdog
+    # caught collective ope...`: rank 3 waited on a peer, so the log is not one process's output
+    root = diagnose(DEV20 / "gh-litgpt-303" / "log.txt").root_cause
+    assert root is not None and root.entry_id == "cuda-oom"
+    assert root.rank is None and root.rank_evidence != "own_output"
+
+
+def test_torchelastics_failed_worker_event_names_its_global_rank():
+    # `{"name": "torchelastic.worker.status.FAILED", ..., "metadata": {..., "global_rank": 1, ...`
+    result = diagnose(DEV20 / "gh-pytorch-64990" / "log.txt")
+    assert result.root_cause is not None and result.root_cause.entry_id == "cpp-bad-alloc"
+    assert result.root_cause.rank == 1
+    event = next(f for f in result.findings if f.entry_id == "torchrun-child-failed")
+    assert named_rank(event.fields) == 1

@@ -507,6 +507,11 @@ def _sole_rank(root: Candidate, cands: list[Candidate], collection: Collection) 
     for cand in cands:
         if cand.finding.rank not in (None, rank) or named_rank(cand.finding.fields) not in (None, rank):
             return None
+        if (cand.finding.evidence.rank == rank and cand.finding.role is Role.COLLATERAL
+                and cand.finding.category.startswith("dist.")):
+            # its one ranked line is a report of waiting on (or losing) a peer: the job has other processes, and
+            # a bare cause beside it is as likely a peer's (a posted excerpt that kept one rank's watchdog line)
+            return None
         pids.update(ln.pid for ln in (*cand.finding.context_before, *cand.finding.context_after) if ln.pid is not None)
     return rank if len(pids) <= 1 else None  # NCCL's host:pid prefixes of several processes: not one process
 
