@@ -77,8 +77,8 @@ def test_a_multi_member_gz_split_across_cores_gives_the_plain_files_answer(tmp_p
 
 
 def test_an_index_the_members_contradict_falls_back_to_the_stream(tmp_path, monkeypatch):
-    # a header imitated by compressed bytes, or a size that wrapped past 4 GiB: the reader checks each member's
-    # size and end as it decompresses it, and the file is read as one stream with the same answer
+    # an index that is wrong all the same (a header imitated by compressed bytes would give one): the reader
+    # checks each member's size and end where it decompresses it to its end, and the file is read as one stream
     monkeypatch.setattr("denpex.scan.fast.PARALLEL_FILE_BYTES", 1 << 20)
     text = _text()
     path = _appended(tmp_path / "train.log.gz", text)
@@ -115,3 +115,54 @@ def test_the_search_gives_up_on_more_members_than_it_is_worth(tmp_path, monkeypa
     assert member_index(str(path), path.stat().st_size) is not None
     monkeypatch.setattr(gzip_members, "_MAX_MEMBERS", 10)
     assert member_index(str(path), path.stat().st_size) is None
+
+
+def test_sizes_that_could_be_wrong_give_no_index(tmp_path, monkeypatch):
+    # a trailer holds the size modulo 4 GiB: only members too small to hold 4 GiB of text (deflate packs at most
+    # 1032 bytes into one) are split; zero padding after or between members reads as a size of 0
+    text = _text()
+    path = _appended(tmp_path / "log.gz", text)
+    data = path.read_bytes()
+    assert member_index(str(path), len(data)) is not None
+    padded = tmp_path / "padded.gz"
+    padded.write_bytes(data + bytes(1024))
+    assert gzip.decompress(padded.read_bytes()) == text  # the stream reader skips the padding
+    assert member_index(str(padded), padded.stat().st_size) is None
+    members = member_index(str(path), len(data))
+    assert members is not None
+    gap = tmp_path / "gap.gz"
+    gap.write_bytes(data[: members[1].offset] + bytes(512) + data[members[1].offset :])
+    assert member_index(str(gap), gap.stat().st_size) is None
+    monkeypatch.setattr(gzip_members, "_EXACT_MEMBER_BYTES", 1 << 15)  # members of ~64 KB now count as too big
+    assert member_index(str(path), len(data)) is None
+
+
+def test_a_single_member_is_given_up_on_without_reading_the_whole_file(tmp_path, monkeypatch):
+    single = tmp_path / "one.gz"
+    single.write_bytes(subprocess.run([GZIP, "-1", "-c"], input=_text() * 4, capture_output=True, check=True).stdout)
+    monkeypatch.setattr(gzip_members, "_EXACT_MEMBER_BYTES", 1 << 16)
+    monkeypatch.setattr(gzip_members, "_SEARCH_BLOCK", 1 << 16)
+    reads: list[int] = []
+    real_open = open
+
+    class Counting:
+        def __init__(self, handle):
+            self._handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._handle.close()
+
+        def read(self, size=-1):
+            data = self._handle.read(size)
+            reads.append(len(data))
+            return data
+
+        def seek(self, offset):
+            return self._handle.seek(offset)
+
+    monkeypatch.setattr(gzip_members, "open", lambda path, mode: Counting(real_open(path, mode)), raising=False)
+    assert member_index(str(single), single.stat().st_size) is None
+    assert sum(reads) < single.stat().st_size // 2, (sum(reads), single.stat().st_size)

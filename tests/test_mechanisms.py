@@ -862,6 +862,7 @@ def test_sglangs_parallel_tags_are_ranks_and_its_tracebacks_are_that_ranks():
     assert _line("[2025-07-01 10:00:00 DP0 TP3 EP3] Load weight end.").rank == 3
     assert _line("[2025-07-01 10:00:00 PP1 TP3] Load weight end.").rank is None  # not the job's rank
     assert _line("[2025-07-01 10:00:00 DP1 TP3] Load weight end.").rank is None  # another replica's TP3
+    assert _line("[2025-07-01 10:00:00 DP1 TP3 EP3] Load weight end.").rank is None  # SGLang's EP counts per replica
     assert _line("2025-12-06 02:08:52,123 TP0 is ready").body == "TP0 is ready"  # no bracket: a word of the message
     assert _line("[2025-07-01 10:00:00] plain record").rank is None
     # real posted log (dev14 gh-sglang-14527): TP7's record carries the traceback on its bare lines, TP0's follows
@@ -1092,3 +1093,29 @@ def test_torchelastics_failed_worker_event_names_its_global_rank():
     assert result.root_cause.rank == 1
     event = next(f for f in result.findings if f.entry_id == "torchrun-child-failed")
     assert named_rank(event.fields) == 1
+
+
+def test_a_log_dir_folders_rank_is_read_per_attempt_and_from_a_one_line_file(tmp_path):
+    # two nodes' trees built from the real files of the dev19 run: after a restart the same local rank can be
+    # another global rank, so each attempt's folder takes the rank its own lines print; a file of one ranked line
+    # (its first line, `[rank3]: Traceback ...`) is enough
+    import shutil
+
+    from denpex.ingest import resolve
+    from denpex.ingest.node_trees import global_ranks
+
+    real = DEV19 / "run19-torchrun3n-mismatch-logdir" / "ranks"
+    node0 = real / "node0" / "none_kujunze1" / "attempt_0"
+    node1 = real / "node1" / "none_ppljm6ad" / "attempt_0"
+    for node, attempt, local, source in (("a", "attempt_0", 0, node0 / "0"), ("a", "attempt_1", 0, node1 / "1"),
+                                         ("b", "attempt_0", 0, node0 / "1")):
+        folder = tmp_path / node / "run" / attempt / str(local)
+        folder.mkdir(parents=True)
+        first = (source / "stderr.log").read_text().splitlines(keepends=True)[0]
+        (folder / "stderr.log").write_text(first)
+        if attempt == "attempt_0":  # attempt_1's folder holds the one-line file alone
+            shutil.copy(source / "stdout.log", folder / "stdout.log")
+    ranks = {str(s.path.relative_to(tmp_path)): s.rank_hint for s in global_ranks(resolve([str(tmp_path)]))[0]}
+    assert ranks["a/run/attempt_0/0/stderr.log"] == 0
+    assert ranks["a/run/attempt_1/0/stderr.log"] == 3  # node1's local rank 1: global rank 3
+    assert ranks["b/run/attempt_0/0/stdout.log"] == 1

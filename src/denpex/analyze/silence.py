@@ -64,6 +64,7 @@ def _echo_after_failure(cand: Candidate, cands: list[Candidate]) -> bool:
         return False
     seq = cand.finding.evidence.seq
     return any(c is not cand and c.finding.fatal and c.finding.role is not Role.WRAPPER
+               and not (c.entry is not None and c.entry.echo_of_earlier_error)  # another abort is no failure before
                and c.finding.evidence.seq < seq for c in cands)
 
 

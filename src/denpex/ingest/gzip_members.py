@@ -7,8 +7,13 @@ a.gz b.gz`) and from parallel compressors that write one member per block (bgzip
 A member's end is not recorded either, so its start is found by searching the file for gzip headers. A header
 that deflate data happens to imitate is ruled out by decompressing a little from it (random bytes fail within a
 few hundred), and each member's text size comes from its trailer: the 4 bytes before the next member's header
-(the last member's: the file's last 4). None of that is trusted blindly: the reader (ingest.framed_text) checks
-every member's size and end as it decompresses it, and a mismatch makes the caller read the file as one stream.
+(the last member's: the file's last 4). A trailer holds the size modulo 4 GiB, and a
+worker reads only its share, so a size is used only where it cannot be wrong: deflate packs at most 1032 bytes of
+text into one compressed byte, so a member of under 4 MiB compressed holds under 4 GiB of text and its trailer's
+size is exact; a file with a bigger member, a member whose trailer says 0 (zero padding, or a trailer that is not
+one) or bytes after its last member is read as one stream. The reader (ingest.framed_text) still checks each
+member's size and end wherever it decompresses one to its end, and a mismatch makes the caller read the file as
+one stream.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ from typing import BinaryIO
 from denpex.ingest.framed_text import Frame
 
 _MAGIC = b"\x1f\x8b\x08"  # ID1, ID2, CM = deflate
-_SEARCH_BLOCK = 16 << 20
+_SEARCH_BLOCK = 1 << 20
 _MAX_MEMBERS = 1 << 16  # past this, a walk costs more than it saves (and a file of tiny members is a stream)
 _PROBE_BYTES = 1 << 16  # compressed bytes decompressed from a candidate header to rule out an imitation
+_MAX_DEFLATE_RATIO = 1032  # text bytes one compressed byte can hold at most (RFC 1951: a 258-byte match in 2 bits)
+_EXACT_MEMBER_BYTES = (1 << 32) // _MAX_DEFLATE_RATIO  # below this, a trailer's size (mod 4 GiB) is the size
+_EMPTY_MEMBER_BYTES = 20  # gzip of nothing: a 10-byte header, an empty deflate block, an 8-byte trailer
 _OS_VALUES = set(range(14)) | {255}
 
 
@@ -36,10 +44,12 @@ def member_index(path: str, file_size: int) -> list[Frame] | None:
             text = 0
             for k, start in enumerate(starts):
                 end = starts[k + 1] if k + 1 < len(starts) else file_size
-                if end - start < 18:  # header (10) and trailer (8) at least
+                if not 18 <= end - start < _EXACT_MEMBER_BYTES:  # header and trailer; a size that cannot wrap
                     return None
                 handle.seek(end - 4)
                 size = int.from_bytes(handle.read(4), "little")  # ISIZE: the text's size modulo 2**32
+                if size == 0 and end - start > _EMPTY_MEMBER_BYTES:  # zero padding, or no trailer there
+                    return None
                 frames.append(Frame(start, text, size, "gzip"))
                 text += size
     except OSError:
@@ -66,6 +76,10 @@ def _headers(raw: BinaryIO, file_size: int) -> list[int] | None:
                 return None
             at = block.find(_MAGIC, at + 1)
         offset += _SEARCH_BLOCK
+        # a stretch with no header longer than a member may be: a member too big to split (what gzip and pigz
+        # write is one): stop reading the file now
+        if min(offset, file_size) - (found[-1] if found else 0) >= _EXACT_MEMBER_BYTES:
+            return None
     starts = [0] + [at for at in found if _decompresses(raw, at)]
     return starts if len(starts) <= _MAX_MEMBERS else None
 

@@ -52,10 +52,11 @@ _SHIPPER_STAMP = re.compile(
 _GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}" + _BEFORE_PARSED_PREFIX)
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 # docker compose's column before each line of its services' output: `vllm-server   | `, `worker-1  | ` (the service
-# padded to the longest name): dropped so that what the container printed is parsed as if bare (its traceback,
-# glog and rank prefixes); a level word is a log format's column (`INFO | ...`), not a service
+# name, padded, then at least two spaces): dropped so that what the container printed is parsed as if bare (its
+# traceback, glog and rank prefixes). A log format's own columns are not a service: a level word (`INFO  | `), a
+# number (`%(process)d | `), a name followed by one space (`node-3 | `)
 _CONTAINER_COLUMN = re.compile(
-    r"^(?!(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL|FATAL)\s)[A-Za-z0-9][\w.\-]*\s+\| "
+    r"^(?!(?i:trace|debug|info|success|warning|warn|error|critical|fatal)\s)[A-Za-z][\w.\-]*\s{2,}\| "
 )
 _GLOG = re.compile(
     r"""^(?:
@@ -182,6 +183,8 @@ def _structured_exception(record: dict[str, object]) -> str | None:
     [{"exc_type": "KeyError", "exc_value": "'x'", ...}]`, the raised exception first, its causes after), loguru's
     (`{"type": ..., "value": ...}`) and ECS's (`"error": {"type": ..., "message": ..., "stack_trace": ...}`)."""
     for key in ("exception", "exc_info", "error"):
+        if key == "error" and "ecs.version" not in record:
+            continue  # `error` is ECS's field; elsewhere it is as likely an API's payload (`{"error": {"type": ...`)
         value = record.get(key)
         if isinstance(value, list) and value and isinstance(value[0], dict):
             value = value[0]
@@ -216,16 +219,17 @@ def _loguru_record(inner: dict[str, object]) -> dict[str, object]:
 _PARALLEL_TAG = re.compile(r"(?<![A-Za-z])(DP|PP|TP|EP|CP|PCP|DCP|MOE_DP)(\d+)")
 
 
-def _tensor_parallel_rank(tags: str) -> int | None:
+def _tensor_parallel_rank(tags: str, expert_spans_replicas: bool = False) -> int | None:
     """The job's rank in parallel tags: SGLang's `TP7` / `DP0 TP3 EP3`, vLLM's `TP1` and its worker names
-    (`Worker_TP1`, `Worker_DP2_EP2`). The expert-parallel rank spans every data-parallel replica's tensor-parallel
-    ranks (vLLM: dp * tp_size + tp), so in the first pipeline stage it is the GPU's rank; else the tensor-parallel
-    rank, which is the job's rank only in the first stage of the first replica. Past those (`PP1 TP2`, `DP1 TP3`:
-    each replica or stage counts its TP ranks from 0, and the TP size is not printed) none is taken."""
+    (`Worker_TP1`, `Worker_DP2_EP2`). vLLM's expert-parallel rank spans every data-parallel replica's
+    tensor-parallel ranks (dp * tp_size + tp: `expert_spans_replicas`), so in the first pipeline stage it is the
+    GPU's rank (SGLang's counts within a replica). Else the tensor-parallel rank, which is the job's rank only in the
+    first stage of the first replica. Past those (`PP1 TP2`, `DP1 TP3`: each replica or stage counts its TP ranks
+    from 0, and the TP size is not printed) none is taken."""
     found = dict(_PARALLEL_TAG.findall(tags))
     if int(found.get("PP", "0")) != 0:
         return None
-    if "EP" in found:
+    if expert_spans_replicas and "EP" in found:
         return int(found["EP"])
     if "TP" not in found or int(found.get("DP", "0")) != 0:
         return None
@@ -266,7 +270,7 @@ def parse(text: str, year: int | None = None) -> Header:
                 head.host = found.group("rip") or head.host
                 actor = found.group("actor") or ""
                 if head.rank is None and _PARALLEL_TAG.search(actor):  # `(VllmWorker TP1 pid=409)`, `Worker_DP2_EP2`
-                    head.rank = _tensor_parallel_rank(actor)
+                    head.rank = _tensor_parallel_rank(actor, expert_spans_replicas=True)
                 elif head.rank is None and (worker := _WORKER_RANK.search(actor)):  # `(VllmWorker rank=1 pid=...)`
                     head.rank = int(worker.group(1))
             rest = rest[found.end() :]

@@ -15,58 +15,85 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
+from denpex.errors import DenpexInputError
 from denpex.ingest.headers import parse
-from denpex.ingest.sources import Source
+from denpex.ingest.sources import Source, read_chunks
 
 _HEAD_BYTES = 1 << 16  # the head of each file: ranks are printed from the first lines on
+_ENOUGH = 20  # ranked lines that settle a folder's rank
+_RANK_WORDS = ("rank", "Rank", "RANK")  # only lines holding one can carry a rank
 
 
-def _tree_of(path: Path) -> tuple[str, int] | None:
-    """(the tree: its path up to the run id, the local rank) of a file in a torchrun log-dir layout."""
+def _place(path: Path) -> tuple[str, str, int] | None:
+    """(the tree: its path up to the run id, the attempt folder, the local rank) of a file in a log-dir layout."""
     parts = path.parts
     if len(parts) < 4 or not parts[-2].isdigit() or not parts[-3].startswith("attempt_"):
         return None
-    return str(Path(*parts[:-3])), int(parts[-2])
+    return str(Path(*parts[:-3])), parts[-3], int(parts[-2])
 
 
-def _printed_rank(files: list[Path]) -> int | None:
+def _head(source: Source) -> bytes:
+    """The first _HEAD_BYTES of a source's text (decompressed where it is compressed); b"" if it cannot be read."""
+    try:
+        if source.compression is None:
+            assert source.path is not None
+            with open(source.path, "rb") as handle:
+                return handle.read(_HEAD_BYTES)
+        chunks = read_chunks(source, _HEAD_BYTES)
+        try:
+            return next(iter(chunks), b"")
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+    except (OSError, EOFError, ValueError, DenpexInputError):
+        return b""
+
+
+def _printed_rank(sources: list[Source]) -> int | None:
     """The rank the lines of a local-rank folder's files print most often."""
     seen: Counter[int] = Counter()
-    for path in files:
-        try:
-            with open(path, "rb") as handle:
-                head = handle.read(_HEAD_BYTES)
-        except OSError:
-            continue
-        for line in head.decode("utf-8", "replace").splitlines()[:-1 or None]:
+    for source in sources:
+        head = _head(source)
+        lines = head.decode("utf-8", "replace").splitlines()
+        if len(head) == _HEAD_BYTES:
+            lines = lines[:-1]  # the last line may be cut
+        for line in lines:
+            if not any(word in line for word in _RANK_WORDS):
+                continue
             rank = parse(line).rank
             if rank is not None:
                 seen[rank] += 1
+                if sum(seen.values()) >= _ENOUGH:
+                    return seen.most_common(1)[0][0]
     return seen.most_common(1)[0][0] if seen else None
 
 
 def global_ranks(sources: list[Source]) -> tuple[list[Source], list[str]]:
     """The sources, with their rank hints made global where several nodes' trees hold the same local ranks, and
-    notes for the report."""
-    trees: dict[str, dict[int, list[int]]] = {}  # tree -> local rank -> indexes of its sources
+    notes for the report. Each attempt's folder is read on its own: after a restart that changed the membership,
+    the same local rank can be another global rank."""
+    folders: dict[tuple[str, str, int], list[int]] = {}  # (tree, attempt, local rank) -> indexes of its sources
     for index, source in enumerate(sources):
-        place = _tree_of(source.path) if source.path is not None and source.compression is None else None
+        place = _place(source.path) if source.path is not None else None
         if place is not None:
-            trees.setdefault(place[0], {}).setdefault(place[1], []).append(index)
-    locals_seen = Counter(local for folders in trees.values() for local in folders)
+            folders.setdefault(place, []).append(index)
+    trees: dict[str, set[int]] = {}
+    for tree, _, local in folders:
+        trees.setdefault(tree, set()).add(local)
+    locals_seen = Counter(local for locals_of in trees.values() for local in locals_of)
     if len(trees) < 2 or not any(count > 1 for count in locals_seen.values()):
         return sources, []  # one node's tree (or trees that share no local rank): the path's rank stands
     out = list(sources)
     unknown: list[str] = []
-    for tree, folders in sorted(trees.items()):
-        for local, indexes in sorted(folders.items()):
-            rank = _printed_rank([p for p in (sources[i].path for i in indexes) if p is not None])
-            for i in indexes:
-                out[i] = dataclasses.replace(sources[i], rank_hint=rank)
-            if rank is None:
-                unknown.append(f"{tree}/attempt_*/{local}")
-    notes = [f"{len(trees)} torchrun log-dir trees hold the same local ranks (one per node): a folder's number is "
-             "its local rank, so each takes the global rank its own lines print"]
+    for (tree, attempt, local), indexes in sorted(folders.items()):
+        rank = _printed_rank([sources[i] for i in indexes])
+        for i in indexes:
+            out[i] = dataclasses.replace(sources[i], rank_hint=rank)
+        if rank is None:
+            unknown.append(f"{tree}/{attempt}/{local}")
+    notes = [f"{len(trees)} torchrun log-dir trees hold the same local ranks (one per node, or several runs): a "
+             "folder's number is its local rank, so each takes the global rank its own lines print"]
     if unknown:
         notes.append("no global rank printed in " + ", ".join(unknown[:5]) + (" …" if len(unknown) > 5 else "")
                      + ": lines there without a rank prefix have no rank")
