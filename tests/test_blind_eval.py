@@ -105,6 +105,12 @@ FLOORS = {
     # whose rank the label takes from its GPU index)
     "dev20": {"category": 1.00, "decisive_line": 0.85, "rank": 0.66, "verdict": 1.00},
     "test20": {"category": 0.85, "decisive_line": 0.85, "rank": 1.00, "verdict": 0.85},
+    # round 21 (19 real runs: healthy but noisy jobs, non-fatal graph breaks and recompile limits, restarts that
+    # recovered, a few failures for contrast): scored whole once, blind, at de08416 by totals only (10/11 10/11 10/11
+    # 10/11, healthy clean 5/8); split with seed 20261221 (dev21 all right: nothing to learn; test21 by totals only:
+    # 4/5 4/5 4/5 4/5, healthy clean 1/4, KNOWN_NOT_CLEAN below)
+    "dev21": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test21": {"category": 0.80, "decisive_line": 0.80, "rank": 0.80, "verdict": 0.80},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -112,14 +118,14 @@ def half(request):
     return request.param, evaluate([str(BLIND / request.param)])
 
 
-@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20"])
+@pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
-             "19": 20, "20": 10}.get(suffix, 60)
+             "19": 20, "20": 10, "21": 9}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -144,16 +150,16 @@ def test_rates_hold_their_floor(half, check):
     assert rate >= floor, summary_line(score)
 
 
-# Healthy logs that are known not to come back clean, per folder: open work, kept visible (none left since test3's
-# logged-and-continued metrics error became context, 2026-12-02)
-KNOWN_NOT_CLEAN: dict[str, int] = {}
+# Healthy logs that are known not to come back clean, per folder: open work, kept visible (test3's logged-and-
+# continued metrics error became context on 2026-12-02; round 21's held-out noisy healthy runs are open)
+KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 3}  # round 21's noisy healthy runs: 3 of 4 held-out ones not clean
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
                     "dev13": 0, "test13": 0, "dev14": 1, "test14": 1, "dev15": 0, "test15": 0,
                     "dev16": 2, "test16": 1,
                     "dev17": 0, "test17": 0, "dev18": 0, "test18": 0,
-                    "dev19": 2, "test19": 1, "dev20": 3, "test20": 2}  # 9-13, 15, 17, 18: failures
+                    "dev19": 2, "test19": 1, "dev20": 3, "test20": 2, "dev21": 4, "test21": 4}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

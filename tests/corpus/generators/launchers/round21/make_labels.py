@@ -104,6 +104,14 @@ CASES = {
     fix="Do not force dynamic=False (or mark the batch dim dynamic), or pad/bucket rank 2's batches to few sizes.",
     how="rank 2's shard has batch sizes 16, 20, 24, ...; dynamic=False; torch._dynamo.config.recompile_limit=3; 3 ranks, 7 steps",
     collateral=["rank 2: [__recompiles] 'Recompiling function' blocks with 'size mismatch at index 0' guard failures"]),
+  "run21-accelerate-recompile-limit": dict(
+    launcher="accelerate", framework="accelerate", setup="accelerate launch --num_processes 2, torch.compile(prepared model, dynamic=False), recompile_limit=2, tqdm bar on rank 0, no TORCH_LOGS",
+    category="compile.recompile_limit", fatal=False, rank=1,
+    pat=r"hit config\.recompile_limit",
+    root_cause="Rank 1's batches change size every step; with dynamic=False every new shape recompiles until "
+               "torch._dynamo.config.recompile_limit (2) is hit and the forward falls back to eager; training completes.",
+    fix="Do not force dynamic=False (or mark the batch dim dynamic), or bucket rank 1's batch sizes.",
+    how="rank 1's shard has batch sizes 16, 20, 24, ...; dynamic=False; recompile_limit=2; Accelerator(cpu=True), 2 processes, 6 steps"),
   # ---------------- C: recovered by torchrun --max-restarts 1
   "run21-torchrun-restart-recovered": dict(
     launcher="torchrun", framework="plain", setup="torchrun --nproc-per-node 4 --max-restarts 1",
@@ -218,6 +226,9 @@ def main():
                 m = re.search(c["pat"], ln)
                 if m:
                     decisive = ln.strip() if len(ln.strip()) < 400 else m.group(0)
+                    k = ln.rfind("[rank", 0, m.start())
+                    if k > 0 and "%|" in ln[:k]:      # a tqdm bar drawn on the same line: quote from the rank prefix
+                        decisive = ln[k:].strip()
                     break
             if decisive is None:
                 problems.append("decisive pattern not found")
@@ -236,7 +247,7 @@ def main():
             "confirmed_by": "induced", "confidence": "high",
         }
         if c["launcher"] == "torchrun" and "--log-dir" in cmd:
-            label["notes"] = "ranks/ holds torchrun's --log-dir tree (attempt_<n>/<local_rank>/stdout.log, stderr.log)"
+            label["notes"] = "ranks/ holds torchrun's --log-dir tree (none_<run id>/attempt_<n>/<local_rank>/stdout.log, stderr.log)"
         with open(os.path.join(d, "label.json"), "w") as f:
             json.dump(label, f, indent=2); f.write("\n")
         print(f"{cid}: rc={rc} cat={c['category']} fatal={c['fatal']} rank={c['rank']} "

@@ -93,6 +93,9 @@ case_ run21-mpspawn-graphbreak-item R21_JOB=item:0:0 -- \
   python spawn_job21.py --nprocs 2 --compile model --steps 6 --timeout 300
 case_ run21-mpirun-recompile-limit R21_JOB=shapes:2:0 TORCH_LOGS=recompiles -- \
   "${MPI[@]}" -x TORCH_LOGS -np 3 python train21.py --compile model --dynamic false --recompile-limit 3 --steps 7 --timeout 300
+case_ run21-accelerate-recompile-limit R21_JOB=shapes:1:0 -- \
+  accelerate launch --config_file acc_cpu.yaml --num_processes 2 --main_process_port @PORT@ train21.py \
+  --accelerate --tqdm --compile model --dynamic false --recompile-limit 2 --steps 6 --timeout 300
 
 # ---------------------------------------------------------------- C. recovered by torchrun --max-restarts 1 (exit 0)
 case_ run21-torchrun-restart-recovered R21_JOB=raise0:2:3 -- \
