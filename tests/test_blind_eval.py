@@ -111,6 +111,9 @@ FLOORS = {
     # 4/5 4/5 4/5 4/5, healthy clean 1/4, KNOWN_NOT_CLEAN below)
     "dev21": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
     "test21": {"category": 0.80, "decisive_line": 0.80, "rank": 0.80, "verdict": 0.80},
+    # dev22: 13 real healthy but noisy runs made for tuning only (tests/corpus/generators/launchers/round22/), not
+    # split: what the false alarms of round 21's held-out half could not teach
+    "dev22": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -152,14 +155,18 @@ def test_rates_hold_their_floor(half, check):
 
 # Healthy logs that are known not to come back clean, per folder: open work, kept visible (test3's logged-and-
 # continued metrics error became context on 2026-12-02; round 21's held-out noisy healthy runs are open)
-KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 3}  # round 21's noisy healthy runs: 3 of 4 held-out ones not clean
+# round 21's held-out noisy healthy runs: 3 of 4 not clean at the split, 1 after dev22's lessons; dev22: a run whose
+# only findings are graph breaks DDP makes under torch.compile (TORCH_LOGS=graph_breaks) reads `warning`, its label
+# `none` (a graph break is reported as a warning, by design)
+KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
                     "dev13": 0, "test13": 0, "dev14": 1, "test14": 1, "dev15": 0, "test15": 0,
                     "dev16": 2, "test16": 1,
                     "dev17": 0, "test17": 0, "dev18": 0, "test18": 0,
-                    "dev19": 2, "test19": 1, "dev20": 3, "test20": 2, "dev21": 4, "test21": 4}  # 9-13, 15, 17, 18: failures
+                    "dev19": 2, "test19": 1, "dev20": 3, "test20": 2, "dev21": 4, "test21": 4,
+                    "dev22": 13}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

@@ -1119,3 +1119,25 @@ def test_a_log_dir_folders_rank_is_read_per_attempt_and_from_a_one_line_file(tmp
     assert ranks["a/run/attempt_0/0/stderr.log"] == 0
     assert ranks["a/run/attempt_1/0/stderr.log"] == 3  # node1's local rank 1: global rank 3
     assert ranks["b/run/attempt_0/0/stdout.log"] == 1
+
+
+DEV22 = TESTS / "blind" / "dev22"
+
+
+@pytest.mark.parametrize("case", ["run22-torchrun-workers-corrupt-ok", "run22-accelerate-save-ok",
+                                  "run22-mpspawn-compile-workers-ok", "run22-single-rich-printexc-ok"])
+def test_a_traceback_a_ranked_record_or_print_introduced_and_the_job_went_on_from_is_handled(case):
+    # real healthy runs: `ERROR [rank2] ...: could not decode record 3 of shard 2; skipping sample` then the
+    # traceback logger.exception printed (its lines carry no rank), or `[rank1] could not decode record 4;
+    # skipping sample` then traceback.print_exc(); training went on and every launcher exited 0
+    result = diagnose(DEV22 / case / "log.txt")
+    assert result.verdict is Verdict.CLEAN, (result.root_cause and result.root_cause.evidence.text)
+
+
+def test_torch_loggings_debug_records_are_debug():
+    line = next(ln for ln in (DEV22 / "run22-torchrun-compile-recompiles-ok" / "log.txt").read_text().splitlines()
+                if "[__graph_breaks] Attempted to call function marked as skipped" in ln)
+    head = parse(line)  # `[rank0]:V1206 19:20:23.771000 1535 torch/_dynamo/symbolic_convert.py:5124] [1/0] ...`
+    assert (head.level, head.rank, head.compile_id) == ("D", 0, "1/0")
+    result = diagnose(DEV22 / "run22-torchrun-compile-recompiles-ok" / "log.txt")
+    assert result.verdict is Verdict.WARNING  # DDP's graph breaks under compile: not a failure

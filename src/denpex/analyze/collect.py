@@ -49,7 +49,8 @@ _HANDLED = re.compile(
     # Inductor's autotuner logs a failed candidate `for benchmark choice ...` and drops only that choice
     r"|for benchmark choice\b"
     # a training loop that catches a failed step and moves on
-    r"|caught, skipping (?:this )?(?:step|batch|iteration|sample)|[Ss]kipping (?:this )?(?:step|batch|iteration)\b"
+    r"|caught, skipping (?:this )?(?:step|batch|iteration|sample)"
+    r"|[Ss]kipping (?:this |the )?(?:step|batch|iteration|sample|record|example)s?\b"
     # a record that says the program goes on: `could not push metrics to host:9, continuing`
     r"|,\s*continuing\b|[Cc]ontinuing (?:anyway|without)\b"
 )
@@ -104,6 +105,7 @@ class Collector:
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._entry_count: dict[str, int] = {}
         self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
+        self._handled_line_before: dict[str, int] = {}  # per file, the number of its last record that said so
         self.rank_tracker = RankTracker(self.result.progress)
         self.result.ranks = self.rank_tracker.states
         self.result.pid_ranks = self.rank_tracker.pid_ranks
@@ -140,11 +142,16 @@ class Collector:
         if self._awaiting and stream in self._awaiting:
             self._forward_to_statement(stream, line, kind, ring)
         recorded = len(self.result.candidates)
-        if kind is Kind.HEADER and block is not None and self._after_handled_record.get(stream):
-            # logger.exception's layout: the record that says it goes on, then the traceback it caught
+        # logger.exception's layout: the record that says it goes on, then the traceback it caught, on the next
+        # line; a format that puts the rank in the record leaves the traceback's lines without it
+        after_record = self._after_handled_record.get(stream) or (
+            line.rank is None and self._handled_line_before.get(line.file) == line.number - 1)
+        if kind is Kind.HEADER and block is not None and after_record:
             self.result.handled_events.add(("tb", block.block_id))
         handled_record = line.level is not None and line.timestamp is not None and _HANDLED.search(line.body)
         self._after_handled_record[stream] = bool(handled_record)
+        if handled_record:
+            self._handled_line_before[line.file] = line.number
         if handled_record:
             self.result.handled_events.add(self._record_event(line))
         claimed = False  # whether a catalog entry explains this exception line

@@ -174,7 +174,9 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         finding = cand.finding
         if finding.role is not Role.CAUSE or cand.block is None:
             continue
-        stream = (finding.evidence.file, finding.evidence.rank)
+        # its own stream's progress, or that of the ranked line that introduced it (a rankless traceback's)
+        streams = {(finding.evidence.file, finding.evidence.rank), (finding.evidence.file, _stream_rank(cand))}
+        stream = max(streams, key=lambda st: collection.progress.last.get(st, (-1, 0))[0])
         progress_at, progress_line = collection.progress.last.get(stream, (-1, 0))
         # step 0 (`Epoch 0:   0%|`, a progress bar redrawn as it closes) is where training starts, not progress
         steps_after = collection.progress.steps.get(stream, -1)
@@ -183,6 +185,18 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         if any(c.finding.evidence.seq > progress_at for c in fatal if c is not cand) or last_fatal > progress_at:
             continue
         _survived(cand, f"the job went on after it: its own output shows later progress (line {progress_line})")
+
+
+def _stream_rank(cand: Candidate) -> int | None:
+    """The rank whose output a traceback is: its own, else that of the line just before its header when that line
+    is ranked (a record or a print that introduces the traceback: `[rank1] could not decode record 4; skipping`,
+    then `traceback.print_exc()`'s lines, which carry no rank)."""
+    ev = cand.finding.evidence
+    if ev.rank is not None or cand.block is None:
+        return ev.rank
+    header = cand.block.header
+    before = [ln for ln in cand.finding.context_before if ln.file == ev.file and ln.number == header.number - 1]
+    return before[-1].rank if before else None
 
 
 def _survived(cand: Candidate, reason: str) -> None:

@@ -60,7 +60,7 @@ _CONTAINER_COLUMN = re.compile(
 )
 _GLOG = re.compile(
     r"""^(?:
-        \[?(?P<level>[DIWEF])(?:(?P<md>\d{3,4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?
+        \[?(?P<level>[DIWEFV])(?:(?P<md>\d{3,4})\s+(?:(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+)?
           # the same record with a full ISO date-time for its clock (a logging config that swaps the format's
           # time): `E2025-08-13T11:34:14+08:00.677000 8929 torch/_inductor/select_algorithm.py:2100]`
           | (?P<isoclock>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?(?:\.\d+)?)\s+
@@ -293,7 +293,8 @@ def parse(text: str, year: int | None = None) -> Header:
         head.rank = srun_label if srun_label is not None else local_from_launcher
     found = _GLOG.match(rest)
     if found:
-        head.level = found.group("level") or found.group("level2")
+        # torch._logging prints a DEBUG record with `V` (TORCH_LOGS=+dynamo, graph_breaks, recompiles): debug
+        head.level = (found.group("level") or found.group("level2")).replace("V", "D")
         head.origin = found.group("where")
         if found.group("md") and found.group("time"):  # a pasted excerpt may have its clock cut out
             md = found.group("md")
