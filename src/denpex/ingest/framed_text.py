@@ -1,19 +1,21 @@
 """The text of a compressed file made of independent pieces, read from any offset: what lets one compressed log
 be scanned on every core (scan.parallel), each core decompressing only its own pieces.
 
-Two formats record where their pieces start and how much text each holds: a .zst of several sized frames
-(ingest.zstd_frames) and a .gz of several members (ingest.gzip_members). Their index is a list of Frames;
+Three formats record where their pieces start and how much text each holds: a .zst of several sized frames
+(ingest.zstd_frames), a .gz of several members (ingest.gzip_members) and an .xz of several blocks
+(ingest.xz_blocks). Their index is a list of Frames;
 seek() decompresses from the start of the piece that holds the offset, so a reader at the end of the file
 never decompresses its head.
 """
 
 from __future__ import annotations
 
+import lzma
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
-Codec = Literal["zstd", "gzip"]
+Codec = Literal["zstd", "gzip", "xz"]
 _GZIP_READ = 1 << 18  # compressed bytes fed to zlib at a time
 
 
@@ -39,7 +41,7 @@ class FramedReader:
         self._frames = frames
         self._size = frames[-1].text_start + frames[-1].text_size
         self._pos = 0
-        self._stream: BinaryIO | _GzipMembers | None = None
+        self._stream: BinaryIO | _GzipMembers | _XzBlocks | None = None
         self._pending = b""  # read past a newline by readline
 
     def __enter__(self) -> FramedReader:
@@ -61,6 +63,8 @@ class FramedReader:
         self._raw.seek(frame.offset)
         if frame.codec == "gzip":
             self._stream = _GzipMembers(self._raw, self._frames, index)
+        elif frame.codec == "xz":
+            self._stream = _XzBlocks(self._raw, self._frames, index)
         else:
             import zstandard
 
@@ -172,6 +176,59 @@ class _GzipMembers:
         self._inflate = zlib.decompressobj(31)
         self._input = rest
         self._made = 0
+
+
+class _XzBlocks:
+    """The text of .xz blocks from block `first` on, each a raw LZMA2 stream after its header (ingest.xz_blocks),
+    each checked against the index's size as it ends."""
+
+    def __init__(self, raw: BinaryIO, frames: list[Frame], first: int) -> None:
+        self._raw = raw
+        self._frames = frames
+        self._block = first - 1
+        self._inflate: Any = None
+        self._input = b""
+        self._made = 0
+        self._done = False
+        self._next_block()
+
+    def _next_block(self) -> None:
+        from denpex.ingest.xz_blocks import block_filters
+
+        if self._inflate is not None and self._made != self._frames[self._block].text_size:
+            raise IndexMismatch(f"xz block {self._block} does not match the index")
+        self._block += 1
+        if self._block >= len(self._frames):
+            self._done = True
+            return
+        self._raw.seek(self._frames[self._block].offset)
+        head = self._raw.read(1024)
+        found = block_filters(head)
+        if found is None:
+            raise IndexMismatch(f"xz block {self._block} has no LZMA2 header")
+        header_size, lzma2 = found
+        self._inflate = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[lzma2])
+        self._input = head[header_size:]
+        self._made = 0
+
+    def read(self, size: int) -> bytes:
+        try:
+            while not self._done:
+                if self._inflate.eof:
+                    self._next_block()
+                    continue
+                if not self._input and self._inflate.needs_input:
+                    self._input = self._raw.read(_GZIP_READ)
+                    if not self._input:
+                        raise IndexMismatch(f"xz block {self._block} is cut short")
+                out = self._inflate.decompress(self._input, size)
+                self._input = b""  # the decompressor keeps what it did not consume (needs_input says when)
+                self._made += len(out)
+                if out:
+                    return out
+            return b""
+        except lzma.LZMAError as exc:
+            raise IndexMismatch(f"xz block {self._block}: {exc}") from exc
 
 
 def open_text(path: str, frames: list[Frame] | None) -> BinaryIO | FramedReader:

@@ -14,6 +14,7 @@ from denpex.ingest.framed_text import Frame, open_text
 from denpex.ingest.gzip_members import member_index
 from denpex.ingest.lines import build_line, shown_bytes, source_bytes
 from denpex.ingest.reading import Reading
+from denpex.ingest.xz_blocks import block_index
 from denpex.ingest.zstd_frames import frame_index, is_zstd_error
 from denpex.model import RankState
 from denpex.scan import parallel
@@ -44,13 +45,15 @@ def _scan_source(job: tuple[Source, int, int]) -> FileScan:
 
 
 def _text_frames(source: Source) -> list[Frame] | None:
-    """The index of a .zst of several sized frames (ingest.zstd_frames) or a .gz of several members
-    (ingest.gzip_members): it can be split like a plain file."""
-    if source.path is None or source.compression not in ("zstd", "gzip"):
+    """The index of a .zst of several sized frames (ingest.zstd_frames), a .gz of several members
+    (ingest.gzip_members) or an .xz of several blocks (ingest.xz_blocks): it can be split like a plain file."""
+    if source.path is None or source.compression not in ("zstd", "gzip", "xz"):
         return None
     size = os.path.getsize(source.path)
     if source.compression == "gzip":
         return member_index(str(source.path), size)
+    if source.compression == "xz":
+        return block_index(str(source.path), size)
     return frame_index(str(source.path), size)
 
 
