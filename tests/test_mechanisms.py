@@ -1141,3 +1141,17 @@ def test_torch_loggings_debug_records_are_debug():
     assert (head.level, head.rank, head.compile_id) == ("D", 0, "1/0")
     result = diagnose(DEV22 / "run22-torchrun-compile-recompiles-ok" / "log.txt")
     assert result.verdict is Verdict.WARNING  # DDP's graph breaks under compile: not a failure
+
+
+def test_a_crash_after_a_record_that_says_it_is_skipping_is_still_the_crash():
+    # real run (tests/fixtures/handled_then_crash/make.py): two caught zlib errors logged with logger.exception
+    # (`ERROR [rank0] ...; skipping sample`, then rankless traceback lines), then the uncaught RuntimeError from
+    # the program's top (`in <module>`) right after the second record
+    root = diagnose(TESTS / "fixtures" / "handled_then_crash" / "crash.log").root_cause
+    assert root is not None and root.evidence.text.startswith("RuntimeError: stack expects each tensor")
+
+
+def test_a_handled_traceback_does_not_depend_on_how_much_context_is_shown():
+    # the ranked line that introduces a rankless traceback is noted when it is read, not looked up in the context
+    case = DEV22 / "run22-mpspawn-compile-workers-ok" / "log.txt"
+    assert diagnose(case, context=0).verdict is Verdict.CLEAN and diagnose(case).verdict is Verdict.CLEAN

@@ -89,6 +89,8 @@ class Collection:
     world_size: int | None = None  # the largest `world_size=N` / `world size: N` the job printed
     pid_ranks: dict[int, int] = field(default_factory=dict)  # a failed process's global rank, by its pid
     worker_table: WorkerTable = field(default_factory=WorkerTable)  # a launcher's (host, pid) -> rank rows
+    # a rankless traceback's block -> (the rank of the ranked line that introduced it, that rank's step count then)
+    introduced_by: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 class Collector:
@@ -105,7 +107,7 @@ class Collector:
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._entry_count: dict[str, int] = {}
         self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
-        self._handled_line_before: dict[str, int] = {}  # per file, the number of its last record that said so
+        self._line_before: dict[str, Line] = {}  # per file, the last line fed (the fast path feeds whole regions)
         self.rank_tracker = RankTracker(self.result.progress)
         self.result.ranks = self.rank_tracker.states
         self.result.pid_ranks = self.rank_tracker.pid_ranks
@@ -123,6 +125,22 @@ class Collector:
     def note_world_size(self, size: int | None) -> None:
         """A size the job printed (scan.world_size reads it from every line, on either path)."""
         self.result.world_size = larger(self.result.world_size, size)
+
+    def _note_intro(self, header: Line, block: Block) -> None:
+        """A rankless traceback right after a ranked line that introduces it (a warning or error record, or a line
+        that says it goes on: `[rank1] could not decode record 4; skipping sample`, then print_exc's lines): the
+        traceback is that rank's output. Kept with that rank's step count then (analyze.decide)."""
+        before = self._line_before.get(header.file)
+        if before is None or before.number != header.number - 1 or before.rank is None:
+            return
+        if before.level not in ("W", "E") and not _HANDLED.search(before.body):
+            return  # an unrelated line (another rank's progress) introduces nothing
+        steps = self.result.progress.steps.get((header.file, before.rank), -1)
+        self.result.introduced_by[block.block_id] = (before.rank, steps)
+        if before.level is not None and before.timestamp is not None and _HANDLED.search(before.body):
+            # logger.exception's layout with the rank in the record only: the record says it goes on (analyze.decide
+            # does not believe it of a traceback from the program's top, `<module>`: that is a crash)
+            self.result.handled_events.add(("tb", block.block_id))
 
     # -- streaming -----------------------------------------------------------------------------
     def feed(self, line: Line, match: bool = True, repeat_key: int | None = None) -> None:
@@ -142,16 +160,14 @@ class Collector:
         if self._awaiting and stream in self._awaiting:
             self._forward_to_statement(stream, line, kind, ring)
         recorded = len(self.result.candidates)
-        # logger.exception's layout: the record that says it goes on, then the traceback it caught, on the next
-        # line; a format that puts the rank in the record leaves the traceback's lines without it
-        after_record = self._after_handled_record.get(stream) or (
-            line.rank is None and self._handled_line_before.get(line.file) == line.number - 1)
-        if kind is Kind.HEADER and block is not None and after_record:
+        if kind is Kind.HEADER and block is not None and self._after_handled_record.get(stream):
+            # logger.exception's layout: the record that says it goes on, then the traceback it caught
             self.result.handled_events.add(("tb", block.block_id))
+        if kind is Kind.HEADER and block is not None and line.rank is None:
+            self._note_intro(line, block)
         handled_record = line.level is not None and line.timestamp is not None and _HANDLED.search(line.body)
         self._after_handled_record[stream] = bool(handled_record)
-        if handled_record:
-            self._handled_line_before[line.file] = line.number
+        self._line_before[line.file] = line
         if handled_record:
             self.result.handled_events.add(self._record_event(line))
         claimed = False  # whether a catalog entry explains this exception line

@@ -174,29 +174,37 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         finding = cand.finding
         if finding.role is not Role.CAUSE or cand.block is None:
             continue
-        # its own stream's progress, or that of the ranked line that introduced it (a rankless traceback's)
-        streams = {(finding.evidence.file, finding.evidence.rank), (finding.evidence.file, _stream_rank(cand))}
-        stream = max(streams, key=lambda st: collection.progress.last.get(st, (-1, 0))[0])
+        # its own stream, or that of the ranked line that introduced a rankless traceback (whichever went on later)
+        streams = [((finding.evidence.file, finding.evidence.rank), cand.steps_before)]
+        intro = _introduced_by(cand, collection)
+        if intro is not None:
+            streams.append(((finding.evidence.file, intro[0]), intro[1]))
+        stream, steps_before = max(streams, key=lambda s: collection.progress.last.get(s[0], (-1, 0))[0])
         progress_at, progress_line = collection.progress.last.get(stream, (-1, 0))
         # step 0 (`Epoch 0:   0%|`, a progress bar redrawn as it closes) is where training starts, not progress
         steps_after = collection.progress.steps.get(stream, -1)
-        if progress_at <= finding.evidence.seq or steps_after <= max(cand.steps_before, 0):
+        if progress_at <= finding.evidence.seq or steps_after <= max(steps_before, 0):
             continue
         if any(c.finding.evidence.seq > progress_at for c in fatal if c is not cand) or last_fatal > progress_at:
             continue
         _survived(cand, f"the job went on after it: its own output shows later progress (line {progress_line})")
 
 
-def _stream_rank(cand: Candidate) -> int | None:
-    """The rank whose output a traceback is: its own, else that of the line just before its header when that line
-    is ranked (a record or a print that introduces the traceback: `[rank1] could not decode record 4; skipping`,
-    then `traceback.print_exc()`'s lines, which carry no rank)."""
-    ev = cand.finding.evidence
-    if ev.rank is not None or cand.block is None:
-        return ev.rank
-    header = cand.block.header
-    before = [ln for ln in cand.finding.context_before if ln.file == ev.file and ln.number == header.number - 1]
-    return before[-1].rank if before else None
+def _from_the_top(cand: Candidate) -> bool:
+    """A traceback that starts at `<module>`: the program's own crash, not an exception caught and logged where it
+    happened (its traceback starts at the frame that caught it), whatever record came before it."""
+    frames = cand.block.frames if cand.block is not None else []
+    return bool(frames) and "in <module>" in frames[0]
+
+
+def _introduced_by(cand: Candidate, collection: Collection) -> tuple[int, int] | None:
+    """(rank, its step count then) of the ranked line that introduced a rankless traceback (analyze.collect), unless
+    the traceback starts at `<module>`: a caught exception's traceback starts where it was caught, the program's
+    own crash at its top, and a crash is no rank's handled error whatever line came before it."""
+    if cand.block is None or cand.finding.evidence.rank is not None:
+        return None
+    intro = collection.introduced_by.get(cand.block.block_id)
+    return None if intro is None or _from_the_top(cand) else intro
 
 
 def _survived(cand: Candidate, reason: str) -> None:
@@ -347,7 +355,8 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     notes.extend(_restarts(cands, collection))
     _went_on_after(cands, collection)
     for cand in cands:
-        if cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE:
+        if (cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE
+                and not _from_the_top(cand)):
             _survived(cand, "its log record says the error was handled (a choice skipped, a fallback taken)")
     _echoes(cands)  # after the errors the job lived through stopped being fatal: an abort does not echo those
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
