@@ -133,11 +133,12 @@ class Collector:
         before = self._line_before.get(header.file)
         if before is None or before.number != header.number - 1 or before.rank is None:
             return
-        if before.level not in ("W", "E") and not _HANDLED.search(before.body):
+        says_handled = _HANDLED.search(before.body) is not None
+        if before.level not in ("W", "E") and not says_handled:
             return  # an unrelated line (another rank's progress) introduces nothing
         steps = self.result.progress.steps.get((header.file, before.rank), -1)
         self.result.introduced_by[block.block_id] = (before.rank, steps)
-        if before.level is not None and before.timestamp is not None and _HANDLED.search(before.body):
+        if says_handled and before.level is not None and before.timestamp is not None:
             # logger.exception's layout with the rank in the record only: the record says it goes on (analyze.decide
             # does not believe it of a traceback from the program's top, `<module>`: that is a crash)
             self.result.handled_events.add(("tb", block.block_id))

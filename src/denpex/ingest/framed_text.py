@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
 
 Codec = Literal["zstd", "gzip", "xz"]
-_GZIP_READ = 1 << 18  # compressed bytes fed to zlib at a time
+_COMPRESSED_READ = 1 << 18  # compressed bytes read from the file at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +149,7 @@ class _GzipMembers:
                 self._next_member()
                 continue
             if not self._input:
-                self._input = self._raw.read(_GZIP_READ)
+                self._input = self._raw.read(_COMPRESSED_READ)
                 self._fed_to += len(self._input)
                 if not self._input:
                     raise IndexMismatch(f"gzip member {self._member} is cut short")
@@ -193,7 +193,7 @@ class _XzBlocks:
         self._next_block()
 
     def _next_block(self) -> None:
-        from denpex.ingest.xz_blocks import block_filters
+        from denpex.ingest.xz_blocks import block_filters  # here: xz_blocks imports Frame from this module
 
         if self._inflate is not None and self._made != self._frames[self._block].text_size:
             raise IndexMismatch(f"xz block {self._block} does not match the index")
@@ -218,7 +218,7 @@ class _XzBlocks:
                     self._next_block()
                     continue
                 if not self._input and self._inflate.needs_input:
-                    self._input = self._raw.read(_GZIP_READ)
+                    self._input = self._raw.read(_COMPRESSED_READ)
                     if not self._input:
                         raise IndexMismatch(f"xz block {self._block} is cut short")
                 out = self._inflate.decompress(self._input, size)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from denpex.errors import DenpexInputError
 from denpex.ingest.headers import parse
-from denpex.ingest.sources import Source, read_chunks
+from denpex.ingest.sources import ATTEMPT_FOLDER, Source, read_head
 
 _HEAD_BYTES = 1 << 16  # the head of each file: ranks are printed from the first lines on
 _ENOUGH = 20  # ranked lines that settle a folder's rank
@@ -27,25 +27,15 @@ _RANK_WORDS = ("rank", "Rank", "RANK")  # only lines holding one can carry a ran
 def _place(path: Path) -> tuple[str, str, int] | None:
     """(the tree: its path up to the run id, the attempt folder, the local rank) of a file in a log-dir layout."""
     parts = path.parts
-    if len(parts) < 4 or not parts[-2].isdigit() or not parts[-3].startswith("attempt_"):
+    if len(parts) < 4 or not parts[-2].isdigit() or not ATTEMPT_FOLDER.fullmatch(parts[-3]):
         return None
     return str(Path(*parts[:-3])), parts[-3], int(parts[-2])
 
 
 def _head(source: Source) -> bytes:
-    """The first _HEAD_BYTES of a source's text (decompressed where it is compressed); b"" if it cannot be read."""
+    """The first _HEAD_BYTES of a source's text; b"" if it cannot be read."""
     try:
-        if source.compression is None:
-            assert source.path is not None
-            with open(source.path, "rb") as handle:
-                return handle.read(_HEAD_BYTES)
-        chunks = read_chunks(source, _HEAD_BYTES)
-        try:
-            return next(iter(chunks), b"")
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
+        return read_head(source, _HEAD_BYTES)[:_HEAD_BYTES]
     except (OSError, EOFError, ValueError, DenpexInputError):
         return b""
 

@@ -43,7 +43,7 @@ LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".stderr", ""}
 # (gen-dist-rank2-keyerror/log.txt, rank_0_sweep/) says nothing about the file's lines.
 _RANK_IN_NAME = re.compile(r"(?:^|[_.\-])rank[_.\-]?(\d+)(?=[_.\-]|$)", re.IGNORECASE)
 _RANK_FOLDER = re.compile(r"rank[_.\-]?(\d+)", re.IGNORECASE)
-_ATTEMPT_FOLDER = re.compile(r"attempt_\d+")
+ATTEMPT_FOLDER = re.compile(r"attempt_\d+")  # torchrun --log-dir: attempt_N/<local_rank>/
 _SNIFF_BYTES = 8192
 # A pipe (stdin, a FIFO, `<(zcat ...)`) is held in memory up to this size, so the fast path can scan it;
 # beyond it, it is read as it comes.
@@ -155,12 +155,12 @@ def _decompressed(handle: BinaryIO, kind: str) -> Iterator[bytes]:
     fed = False  # compressed bytes given to the current member
     ready: list[bytes] = []
     held = 0
+    step = _COMPRESSED_READ if kind == "bzip2" else _FEED_SLICE  # bzip2 decodes 900 KB blocks: no gain
     while True:
         data = handle.read(_COMPRESSED_READ)
         if not data:
             break
         padding = False
-        step = _COMPRESSED_READ if kind == "bzip2" else _FEED_SLICE  # bzip2 decodes 900 KB blocks: no gain
         for at in range(0, len(data), step):
             piece = data[at:at + step]
             while piece:
@@ -252,7 +252,7 @@ def rank_from_path(path: str) -> int | None:
         whole = _RANK_FOLDER.fullmatch(folder)
         if whole:
             return int(whole.group(1))
-        if folder.isdigit() and index > 0 and _ATTEMPT_FOLDER.fullmatch(parts[index - 1]):
+        if folder.isdigit() and index > 0 and ATTEMPT_FOLDER.fullmatch(parts[index - 1]):
             return int(folder)
     return None
 
@@ -527,12 +527,19 @@ def check_readable(source: Source) -> None:
         if source.compression is None:
             _check_head(source, source.stream.head[:_SNIFF_BYTES], complete=False)
         return
-    head = b""
-    for chunk in source.chunks(_SNIFF_BYTES, Reading(source.name)):  # text before a break-off still counts
-        head += chunk
-        if len(head) >= _SNIFF_BYTES:
-            break
+    head = read_head(source, _SNIFF_BYTES)
     _check_head(source, head, complete=len(head) < _SNIFF_BYTES)
+
+
+def read_head(source: Source, size: int) -> bytes:
+    """At least the first `size` bytes of a source's text (all of it if shorter), decompressed; text before a
+    break-off in a compressed stream still counts (a note-taking Reading keeps the error from raising)."""
+    head = b""
+    for chunk in source.chunks(size, Reading(source.name)):
+        head += chunk
+        if len(head) >= size:
+            break
+    return head
 
 
 def _check_head(source: Source, head: bytes, complete: bool) -> None:

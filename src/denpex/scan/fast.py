@@ -58,7 +58,7 @@ def _text_frames(source: Source) -> list[Frame] | None:
 
 
 def _splittable(source: Source, frames: list[Frame] | None) -> bool:
-    """A plain file, or a .zst or .gz with an index, can be cut into byte ranges of its text; other compressed
+    """A plain file, or a .zst, .gz or .xz with an index, can be cut into byte ranges of its text; other compressed
     input and UTF-16 are read as one stream."""
     if source.path is None or (source.compression is not None and frames is None):
         return False
