@@ -1155,3 +1155,23 @@ def test_a_handled_traceback_does_not_depend_on_how_much_context_is_shown():
     # the ranked line that introduces a rankless traceback is noted when it is read, not looked up in the context
     case = DEV22 / "run22-mpspawn-compile-workers-ok" / "log.txt"
     assert diagnose(case, context=0).verdict is Verdict.CLEAN and diagnose(case).verdict is Verdict.CLEAN
+
+
+# -- DeepSpeed's launcher names the dead process only when it started one ------------------------------------------
+DS_ONE = TESTS / "fixtures" / "catalog" / "host-oom-killed-deepspeed-one-process.log"
+DS_THREE = TESTS / "blind" / "dev15" / "run15-deepspeed-sigkill" / "log.txt"
+
+
+def test_deepspeeds_last_command_names_the_dead_process_only_when_it_is_local_rank_0(tmp_path):
+    # the launcher's two last lines alone, as posted in threads: `Killing subprocess N` and the command it built last
+    tail = tmp_path / "tail.log"
+    tail.write_text("".join(DS_ONE.read_text().splitlines(keepends=True)[-2:]))
+    one = diagnose(str(tail)).root_cause
+    assert one.entry_id == "host-oom-killed" and one.rank == 0 and one.rank_evidence == "named_in_message"
+    # three processes: the last command built is local rank 2's, whatever died; it names no one
+    last = DS_THREE.read_text().splitlines(keepends=True)[-1]
+    assert "'--local_rank=2'" in last and "exits with return code = -9" in last
+    alone = tmp_path / "three.log"
+    alone.write_text(last)
+    three = diagnose(str(alone)).root_cause
+    assert three.entry_id == "host-oom-killed" and three.rank is None
