@@ -1175,3 +1175,46 @@ def test_deepspeeds_last_command_names_the_dead_process_only_when_it_is_local_ra
     alone.write_text(last)
     three = diagnose(str(alone)).root_cause
     assert three.entry_id == "host-oom-killed" and three.rank is None
+
+
+# -- a launcher's per-process tag: its ranked lines say which rank a rankless line of it is -----------------------
+SHLOOP_SEGV = TESTS / "blind" / "dev23" / "run23c-shloop-segv" / "log.txt"
+
+
+@pytest.mark.parametrize("engine", ["lines", "auto"])
+@pytest.mark.parametrize("context", [0, 2, 100])
+def test_a_rankless_line_takes_the_rank_its_process_tag_shows_on_ranked_lines(engine, context):
+    # a bash loop piped each worker through sed "s/^/[worker N] /"; worker 3 segfaulted (faulthandler's dump and
+    # bash's report carry no rank; the lines before it with the same tag say [rank3], the other tags other ranks)
+    root = diagnose(str(SHLOOP_SEGV), engine=engine, context=context).root_cause
+    assert root is not None and root.entry_id == "worker-segfault"
+    assert "[worker 3] Fatal Python error: Segmentation fault" in root.evidence.text and root.evidence.rank is None
+    assert (root.rank, root.rank_evidence) == (3, "neighbours") and "`[worker 3]`" in root.rank_reason
+
+
+def test_what_counts_as_a_process_tag():
+    from denpex.analyze.stream_tags import leading_tag
+
+    assert leading_tag("[worker 3] Fatal Python error: Segmentation fault") == "worker 3"
+    assert leading_tag("[SpawnProcess-2] INFO step 3") == "SpawnProcess-2"
+    # levels, clocks and dates, and brackets that name no process index, are not process tags
+    for text in ("[INFO] step 3 done", "[2026-12-06 20:41:55,788] INFO", "[W1206 20:41:49.662] spawn.py",
+                 "[trainer] saved", "worker 3: loss 1.0", "[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] x"):
+        assert leading_tag(text) is None, text
+
+
+def test_a_tag_that_shows_with_two_ranks_or_alone_decides_nothing():
+    from denpex.analyze.stream_tags import tag_rank
+
+    lines = [_line(text, number) for number, text in enumerate(SHLOOP_SEGV.read_text().splitlines(), 1)]
+    crash = next(ln for ln in lines if "Fatal Python error" in ln.text)
+    before = lines[crash.number - 17 : crash.number - 1]
+    found = tag_rank(crash, before)
+    assert found is not None and (found.rank, found.tag) == (3, "worker 3")
+    # one of worker 3's ranked lines says another rank: the tag does not mark one process
+    odd = next(ln for ln in reversed(before) if ln.text.startswith("[worker 3]") and ln.rank == 3)
+    assert tag_rank(crash, [dataclasses.replace(ln, rank=1) if ln is odd else ln for ln in before]) is None
+    # only worker 3's lines in reach: no other tag shows that the tags tell processes apart
+    assert tag_rank(crash, [ln for ln in before if ln.text.startswith("[worker 3]")]) is None
+    # lines further back than the reach say nothing
+    assert tag_rank(crash, lines[: crash.number - 17]) is None

@@ -460,6 +460,15 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             f"{aborted} alone die of SIGABRT, which is how that report ends a process")
         _message_peer(root, cands, collection, aborted)
         return
+    tagged = root.tag_rank
+    if tagged is not None and root.finding.evidence.rank is None:
+        # a launcher's per-process tag on every line (`[worker 3] `): its ranked lines say which rank it is
+        finding.initiating_rank = tagged.rank
+        finding.rank_evidence = "neighbours"
+        finding.rank_reason = (
+            f"the decisive line has no rank, but its process's tag `[{tagged.tag}]` has: the {tagged.lines} ranked "
+            f"lines with that tag just before it are all rank {tagged.rank}'s, and the other tags' are other ranks'")
+        return
     # neighbours decide only through ranked lines of the same file (and process, where lines say): lines without
     # a rank are no evidence for any rank
     own_pid = next((ln.pid for ln in finding.context_before[-1:] if ln.file == finding.evidence.file), None)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from denpex.analyze import layers
 from denpex.analyze.cut_lines import cut_anchor
 from denpex.analyze.rank_state import RankTracker, StreamProgress, WorkerTable
+from denpex.analyze.stream_tags import TAG_REACH, TagRank, tag_rank
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
@@ -72,6 +73,7 @@ class Candidate:
     after_needed: int = 0
     ranks_before: tuple[int | None, ...] = ()  # ranks of the 3 lines before the evidence, whatever --context
     steps_before: int = -1  # the highest training step its stream had logged before it
+    tag_rank: TagRank | None = None  # a rankless line's rank, from the ranked lines of its launcher tag before it
 
 
 @dataclass
@@ -101,6 +103,7 @@ class Collector:
         self.tracker = TracebackTracker()
         self.result = Collection()
         self._rings: dict[str, deque[Line]] = {}
+        self._recent: dict[str, deque[Line]] = {}  # per file, the last TAG_REACH lines, whatever the context
         self._kept: dict[tuple[str, int | None, Role], Candidate] = {}
         self._kept_count: dict[tuple[str, int | None, Role], int] = self.result.counts
         self._pending_after: list[Candidate] = []
@@ -208,6 +211,10 @@ class Collector:
             self._awaiting[stream] = (fresh, STATEMENT_REACH)
         self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)
+        recent = self._recent.get(line.file)
+        if recent is None:
+            recent = self._recent[line.file] = deque(maxlen=TAG_REACH)
+        recent.append(line)
 
     def _record_event(self, line: Line) -> tuple[object, ...]:
         """The event a timestamped log record belongs to: records of one stream printed together are one."""
@@ -471,6 +478,8 @@ class Collector:
         after = max(AFTER_LINES, detail_reach) if keep_context else detail_reach
         candidate = Candidate(finding, entry, event, priority, block, after, steps_before=candidate_steps)
         candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
+        if rank is None:
+            candidate.tag_rank = tag_rank(line, self._recent.get(line.file, ()))
         if first is None:
             self._kept[key] = candidate
         self.rank_tracker.note_finding(finding)

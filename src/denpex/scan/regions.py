@@ -73,6 +73,11 @@ class _Segment:
         return self.start + len(self.data)
 
 
+# lines framed before every candidate, whatever the context asked for: the analysis reads that many back (the
+# ranks of the 3 lines before; the ranked lines of a rankless line's launcher tag, analyze.stream_tags)
+MIN_BEFORE = 16
+
+
 class RegionFinder:
     """Feed chunks of one input in order; get back the regions to frame, in order."""
 
@@ -95,7 +100,7 @@ class RegionFinder:
         self._dense_misses = 0  # dense tries in a row that found few copies (the cooldown doubles with each)
         self._open_start: int | None = None  # a line cut by the last chunk's end: where it starts
         self._open_ends: list[int] = []  # and its candidates, judged once the line is whole
-        self.before = max(before, 3)
+        self.before = max(before, MIN_BEFORE)
         self.after = max(after, 1)
         self.keep = max(keep, 2)  # chunks kept for back context
         self.stats = ScanStats()
