@@ -1218,3 +1218,16 @@ def test_a_tag_that_shows_with_two_ranks_or_alone_decides_nothing():
     assert tag_rank(crash, [ln for ln in before if ln.text.startswith("[worker 3]")]) is None
     # lines further back than the reach say nothing
     assert tag_rank(crash, lines[: crash.number - 17]) is None
+
+
+# -- one fingerprint report: the printer names the lowest rank that differs from it -------------------------------
+def test_a_lone_fingerprint_report_names_its_odd_rank_only_when_a_lower_rank_matched_the_printer():
+    # c10d's ProcessGroupWrapper compares the printer's fingerprint with every rank's, rank 0 first: rank 1 naming
+    # rank 2 means rank 0 matched rank 1, so rank 2 differs (its sequence number lags too)
+    root = diagnose(str(TESTS / "blind" / "dev-extra" / "gh-pytorch-148976" / "log.txt")).root_cause
+    assert root is not None and root.category == "dist.collective_mismatch"
+    assert root.rank == 2 and "rank 0 matched it, so rank 2 is the one that differs" in root.rank_reason
+    # rank 1 naming rank 0: the lowest rank other than itself, which it names whichever of the two is odd
+    root = diagnose(str(TESTS / "blind" / "test" / "gh-ms-swift-9443" / "log.txt")).root_cause
+    assert root is not None and root.category == "dist.collective_mismatch" and root.rank == 0
+    assert "cannot tell whether rank 0 or rank 1 is the odd one" in root.rank_reason

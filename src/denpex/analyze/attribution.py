@@ -167,13 +167,21 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
         groups.setdefault(str(cand.finding.fields["fingerprint"]), []).append(rank)
     other = root.finding.fields.get("other_rank")
     if len(by_rank) == 1 and other is not None:
-        # one report only: its printer compared itself with every rank and names the first that differs
-        root.finding.initiating_rank = int(str(other))
+        # one report only: its printer compared itself with every rank in order and names the first that differs
+        reporter, odd = next(iter(by_rank)), int(str(other))
+        lowest_other = 1 if reporter == 0 else 0
+        root.finding.initiating_rank = odd
         root.finding.rank_evidence = "named_in_message"
-        root.finding.rank_reason = (
-            f"named in the message: rank {other}'s collective differs from that of rank {next(iter(by_rank))}, the "
-            "only rank whose report is in the log (if that rank was the odd one, every other rank differs from it)"
-        )
+        if odd != lowest_other:
+            root.finding.rank_reason = (
+                f"named in the message: rank {odd}'s collective differs from that of rank {reporter}, the only rank "
+                f"whose report is in the log; rank {reporter} compares itself with the ranks in order and rank "
+                f"{lowest_other} matched it, so rank {odd} is the one that differs")
+        else:
+            root.finding.rank_reason = (
+                f"named in the message: rank {odd}'s collective differs from that of rank {reporter}, the only rank "
+                f"whose report is in the log; each rank names the lowest rank that differs from it, so the report "
+                f"cannot tell whether rank {odd} or rank {reporter} is the odd one (the other ranks' reports can)")
         return root
     if len(groups) < 2:
         return root
