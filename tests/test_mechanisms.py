@@ -1231,3 +1231,16 @@ def test_a_lone_fingerprint_report_names_its_odd_rank_only_when_a_lower_rank_mat
     root = diagnose(str(TESTS / "blind" / "test" / "gh-ms-swift-9443" / "log.txt")).root_cause
     assert root is not None and root.category == "dist.collective_mismatch" and root.rank == 0
     assert "cannot tell whether rank 0 or rank 1 is the odd one" in root.rank_reason
+
+
+# -- a job script's own `[rank N] ` tag before PyTorch's prefixes ---------------------------------------------------
+def test_a_scripts_rank_tag_with_a_space_is_a_prefix_so_the_traceback_under_it_is_read():
+    # a bash loop piped each rank through sed "s/^/[rank N] /": rank 1's FileNotFoundError traceback is under it
+    text = "[rank 1] [rank1]: FileNotFoundError: [Errno 2] No such file or directory: 'ckpt/step_100/rank_1.pt'"
+    head = parse(text)
+    assert head.rank == 1 and head.body.startswith("FileNotFoundError: [Errno 2]")
+    # NCCL's `[Rank 3] ...` names the message's subject: it stays in the text
+    assert parse("[Rank 1] Watchdog caught collective operation timeout").body.startswith("[Rank 1] Watchdog")
+    root = diagnose(str(TESTS / "blind" / "dev24" / "run24b-shloop-ckptmissing" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 1
+    assert "FileNotFoundError" in root.evidence.text

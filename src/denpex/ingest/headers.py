@@ -28,6 +28,9 @@ ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\
 _LAUNCHER = re.compile(
     r"""^(?:
         \[rank(?P<rank>\d+)\]:\s?                             # PyTorch's rank-prefixed stderr
+      # a job script's own tag, `sed "s/^/[rank 3] /"` or a logger's `[RANK 3] `: a space before the digits, then a
+      # space (NCCL's `[Rank 3] ...` is a message's own subject, not a prefix: left in the text)
+      | \[(?:rank|RANK)\ (?P<srank>\d+)\]:?[ ]
       | \[\d+,(?P<mpirank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?  # Open MPI / Horovod --tag-output: [job,rank]
       | \[rank:\s?(?P<lightning>\d+)\]\s?                    # Lightning's rank_zero/rank-prefixed messages
       | \[(?P<hhost>[A-Za-z][\w.\-]*):(?P<hrank>\d+)\]:\s?       # launchers that tag lines [host:rank]:
@@ -259,7 +262,8 @@ def parse(text: str, year: int | None = None) -> Header:
     for _ in range(5):
         found = _LAUNCHER.match(rest)
         if found:
-            named = found.group("rank") or found.group("mpirank") or found.group("lightning") or found.group("hrank")
+            named = (found.group("rank") or found.group("srank") or found.group("mpirank") or found.group("lightning")
+                     or found.group("hrank"))
             if named is not None:
                 head.rank = int(named)
                 head.host = found.group("hhost") or head.host
