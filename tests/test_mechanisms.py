@@ -1244,3 +1244,23 @@ def test_a_scripts_rank_tag_with_a_space_is_a_prefix_so_the_traceback_under_it_i
     root = diagnose(str(TESTS / "blind" / "dev24" / "run24b-shloop-ckptmissing" / "log.txt")).root_cause
     assert root is not None and root.category == "user.code_error" and root.rank == 1
     assert "FileNotFoundError" in root.evidence.text
+
+
+def test_a_per_process_tag_before_a_traceback_leaves_the_traceback_readable():
+    # dev23's shell loop tagged every line `[worker N] `: rank 2's traceback under it is a traceback
+    from denpex.analyze.tracebacks import Kind, TracebackTracker
+
+    lines = SHLOOP_SEGV.read_text().splitlines()
+    start = next(i for i, text in enumerate(lines) if text.startswith("[worker 2] [rank2]: Traceback"))
+    tracker = TracebackTracker()
+    kinds = []
+    for number, text in enumerate(lines[start:], start + 1):
+        line = _line(text, number)
+        kinds.append((tracker.feed(line)[1], line.rank, line.body[:40]))
+        if text.startswith("[worker 2] [rank2]: RuntimeError"):
+            break
+    assert kinds[0][0] is Kind.HEADER and kinds[-1][0] is Kind.EXCEPTION and kinds[-1][1] == 2
+    assert kinds[-1][2].startswith("RuntimeError: [/__w/pytorch")
+    # rank words, OS error numbers and NCCL's `[Rank N]` subject are not process tags
+    assert parse("[rank1] could not decode record 4; skipping sample").rank == 1
+    assert parse("[Errno 2] No such file or directory").body.startswith("[Errno 2]")

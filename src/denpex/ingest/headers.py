@@ -31,6 +31,9 @@ _LAUNCHER = re.compile(
       # a job script's own tag, `sed "s/^/[rank 3] /"` or a logger's `[RANK 3] `: a space before the digits, then a
       # space (NCCL's `[Rank 3] ...` is a message's own subject, not a prefix: left in the text)
       | \[(?:rank|RANK)\ (?P<srank>\d+)\]:?[ ]
+      # a per-process tag a script or tool put first (`[worker 3] `, `[SpawnProcess-2] `): no rank by itself
+      # (analyze.stream_tags reads it), but what follows is that process's own line, its traceback included
+      | (?P<ptag>\[(?!(?:Rank|rank|RANK)[\s\d]|Errno\ |WinError\ )[A-Za-z][A-Za-z_.\-]*[ _\-]?\d{1,5}\])[ ]
       | \[\d+,(?P<mpirank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?  # Open MPI / Horovod --tag-output: [job,rank]
       | \[rank:\s?(?P<lightning>\d+)\]\s?                    # Lightning's rank_zero/rank-prefixed messages
       | \[(?P<hhost>[A-Za-z][\w.\-]*):(?P<hrank>\d+)\]:\s?       # launchers that tag lines [host:rank]:
@@ -267,6 +270,8 @@ def parse(text: str, year: int | None = None) -> Header:
             if named is not None:
                 head.rank = int(named)
                 head.host = found.group("hhost") or head.host
+            elif found.group("ptag") is not None:
+                pass
             elif found.group("lrank") is not None or found.group("txrank") is not None:
                 local_from_launcher = int(found.group("lrank") or found.group("txrank"))
             else:
