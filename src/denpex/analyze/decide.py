@@ -209,9 +209,11 @@ def _introduced_by(cand: Candidate, collection: Collection) -> tuple[int, int] |
 
 def _survived(cand: Candidate, reason: str) -> None:
     """A failure the job lived through is a warning at most; an exception of the job's own code that it caught
-    and went on from (a metrics push that failed) says nothing about PyTorch: context, outside the verdict."""
+    and went on from (a metrics push that failed, a malformed data record it skipped: unexplained, or filed by an
+    entry of the user-code layer) says nothing about PyTorch: context, outside the verdict."""
     cand.finding.fatal = False
-    own_code = cand.finding.generic and cand.finding.category == "user.code_error"
+    users = cand.finding.generic or (cand.entry is not None and cand.entry.layer == "user_code")
+    own_code = users and cand.finding.category == "user.code_error"
     cand.finding.role = Role.CONTEXT if own_code else Role.WARNING
     cand.finding.reason = reason
 
