@@ -1264,3 +1264,24 @@ def test_a_per_process_tag_before_a_traceback_leaves_the_traceback_readable():
     # rank words, OS error numbers and NCCL's `[Rank N]` subject are not process tags
     assert parse("[rank1] could not decode record 4; skipping sample").rank == 1
     assert parse("[Errno 2] No such file or directory").body.startswith("[Errno 2]")
+
+
+def test_a_data_error_the_jobs_own_code_caught_and_skipped_is_context_whatever_entry_files_it():
+    # rank 2 logged `skipping malformed record 37` and the JSONDecodeError's traceback, then trained to the end:
+    # the python-json-decode-error entry (user-code layer) files it, and it stays outside the verdict like an
+    # unexplained exception of the job's own code would
+    report = diagnose(str(TESTS / "blind" / "dev24" / "run24b-shloop-ok-sample" / "log.txt"))
+    assert report.verdict is Verdict.CLEAN and report.root_cause is None
+    decode = [f for f in report.findings if f.entry_id == "python-json-decode-error"]
+    assert decode and all(f.role is Role.CONTEXT and not f.fatal and f.rank == 2 for f in decode)
+
+
+def test_ranks_that_report_the_same_difference_from_process_0_leave_process_0_as_the_odd_one():
+    # DDP compares each rank's parameter shapes with process 0's; rank 0 built a wider model, so ranks 1 and 2 both
+    # report `params[0] in this process with sizes [32, 16] appears not to match ... in process 0` (real torchrun)
+    root = diagnose(str(TESTS / "blind" / "dev24" / "run24b-torchrun-shape" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "ddp-model-mismatch"
+    assert (root.rank, root.rank_evidence) == (0, "named_in_message") and "ranks 1-2" in root.rank_reason
+    # one rank alone reporting (mp.spawn, rank 3 of 4 built the odd model): that rank differs from process 0
+    root = diagnose(str(TESTS / "blind" / "dev24" / "run24b-spawn-shape" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "ddp-model-mismatch" and root.rank == 3

@@ -183,6 +183,17 @@ def odd_one_out(root: Candidate, cands: list[Candidate]) -> Candidate:
                 f"whose report is in the log; each rank names the lowest rank that differs from it, so the report "
                 f"cannot tell whether rank {odd} or rank {reporter} is the odd one (the other ranks' reports can)")
         return root
+    reference = root.finding.fields.get("reference_rank")
+    if reference is not None and len(groups) == 1 and len(by_rank) >= 2 and int(str(reference)) not in by_rank:
+        # each report compares its printer with one reference process (DDP's `... in process 0`); printers that
+        # agree with each other and all differ from it leave the reference as the odd one
+        odd = int(str(reference))
+        root.finding.initiating_rank = odd
+        root.finding.rank_evidence = "named_in_message"
+        root.finding.rank_reason = (
+            f"named in the messages: ranks {span(sorted(by_rank))} each report the same difference from process "
+            f"{odd} (a rank is compared with process {odd} only), so process {odd} is the one that differs")
+        return root
     if len(groups) < 2:
         return root
     alone = [ranks[0] for ranks in groups.values() if len(ranks) == 1]
