@@ -128,7 +128,10 @@ FLOORS = {
     # fullgraph failure, handled exceptions in healthy runs): scored whole once, blind, at 158b1c5 by totals only
     # (26/33 30/33 30/33 33/33, healthy clean 4/5); split with seed 20261224; test24 by totals only (13/16 14/16
     # 15/16 16/16, healthy clean 3/3)
-    "dev24": {"category": 0.82, "decisive_line": 0.94, "rank": 0.88, "verdict": 1.00},
+    # dev24 after its lessons: 14/17 16/17 16/17 17/17, healthy clean 2/2 (left: an early-exit-0 rank called silent
+    # and host_oom, two DDP unused-parameter errors labelled user code (the brief files them as a mismatch), a hang
+    # whose one surviving gloo report names the wrong ring peer)
+    "dev24": {"category": 0.82, "decisive_line": 0.94, "rank": 0.94, "verdict": 1.00},
     "test24": {"category": 0.81, "decisive_line": 0.87, "rank": 0.93, "verdict": 1.00},
 }
 
@@ -176,8 +179,7 @@ def test_rates_hold_their_floor(half, check):
 # only findings are graph breaks DDP makes under torch.compile (TORCH_LOGS=graph_breaks) reads `warning`, its label
 # `none` (a graph break is reported as a warning, by design)
 # round 23's held-out healthy runs: 1 of 3 not clean at the split (unread)
-# dev24: a healthy run whose rank logged a caught JSONDecodeError with its traceback and went on (open)
-KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "dev24": 1}
+KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
