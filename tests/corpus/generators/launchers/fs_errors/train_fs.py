@@ -2,6 +2,7 @@
   --fault full      rank R writes its metrics file onto a full filesystem (OSError: [Errno 28])
   --fault exists    rank R creates its checkpoint folder where a file of that name exists (FileExistsError 17)
   --fault readonly  rank R writes its checkpoint onto a read-only mount (OSError: [Errno 30])
+  --fault notadir   rank R writes its metrics under a folder path where a file stands (NotADirectoryError 20)
 The target folder comes from FS_TARGET (a tiny or read-only tmpfs that run_all.sh mounts)."""
 
 import argparse
@@ -19,7 +20,7 @@ log = logging.getLogger("train")
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--fault", choices=["full", "exists", "readonly"], required=True)
+    parser.add_argument("--fault", choices=["full", "exists", "readonly", "notadir"], required=True)
     parser.add_argument("--bad-rank", type=int, default=1)
     parser.add_argument("--steps", type=int, default=6)
     args = parser.parse_args()
@@ -40,6 +41,9 @@ def main() -> None:
                     json.dump({"step": step, "history": [loss.item()] * 20000}, out)
             elif args.fault == "exists":
                 os.makedirs(os.path.join(target, "ckpt"))
+            elif args.fault == "notadir":
+                with open(os.path.join(target, "ckpt", f"metrics_rank{rank}.json"), "w") as out:
+                    json.dump({"step": step, "loss": loss.item()}, out)
             else:
                 torch.save(model.state_dict(), os.path.join(target, f"ckpt_rank{rank}.pt"))
         dist.barrier()
