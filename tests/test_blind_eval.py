@@ -139,7 +139,7 @@ FLOORS = {
     # records, unflushed prints, one shared log file, `ts` timestamps and nohup.out): scored whole once, blind, at
     # 3888bca by totals only (27/30 29/30 28/30 30/30, healthy clean 3/5); split with seed 20261225; test25 by totals
     # only (12/13 13/13 12/13 13/13, healthy clean 1/3)
-    "dev25": {"category": 0.94, "decisive_line": 0.94, "rank": 0.94, "verdict": 1.00},
+    "dev25": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
     "test25": {"category": 0.92, "decisive_line": 1.00, "rank": 0.92, "verdict": 1.00},
 }
 

@@ -1285,3 +1285,14 @@ def test_ranks_that_report_the_same_difference_from_process_0_leave_process_0_as
     # one rank alone reporting (mp.spawn, rank 3 of 4 built the odd model): that rank differs from process 0
     root = diagnose(str(TESTS / "blind" / "dev24" / "run24b-spawn-shape" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "ddp-model-mismatch" and root.rank == 3
+
+
+def test_an_unprefixed_abort_after_its_ranks_own_error_is_that_errors_echo():
+    # rank 0 timed out waiting on the hung rank 2, then aborted on the way out (`terminate called without an active
+    # exception`, unprefixed, torchrun: exitcode -6 for local rank 0): the abort echoes rank 0's timeout, and the
+    # rank absent from the timeouts is named (a real torchrun run with every line time-stamped by an awk pipe)
+    report = diagnose(str(TESTS / "blind" / "dev25" / "run25b-ts-hang" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.category == "dist.collective_timeout" and root.rank == 2
+    abort = [f for f in report.findings if f.entry_id == "teardown-abort"]
+    assert abort and all(f.role is Role.COLLATERAL for f in abort)

@@ -601,6 +601,13 @@ def _aborted_rank(root: Candidate, cands: list[Candidate], collection: Collectio
     native = [ln.text for ln in finding.context_before[-2:] if ln.file == finding.evidence.file]
     if "what():" not in finding.evidence.text and not any("terminate called" in t for t in native):
         return None
+    aborted = sigabrt_ranks(cands, collection)
+    return aborted.pop() if len(aborted) == 1 else None
+
+
+def sigabrt_ranks(cands: list[Candidate], collection: Collection) -> set[int]:
+    """The ranks the launcher saw die of SIGABRT (torchrun's exitcode -6, mp.spawn's `terminated with signal
+    SIGABRT`, mpirun's `exited on signal 6`): where an unprefixed C++ abort report came from."""
     aborted = {rank for rank, state in collection.ranks.items() if state.exit_code == _SIGABRT_EXIT}
     for cand in cands:
         rank = named_rank(cand.finding.fields)
@@ -608,7 +615,7 @@ def _aborted_rank(root: Candidate, cands: list[Candidate], collection: Collectio
         sig = str(cand.finding.fields.get("signal", ""))
         if rank is not None and (code == str(_SIGABRT_EXIT) or sig in ("SIGABRT", "6")):
             aborted.add(rank)
-    return aborted.pop() if len(aborted) == 1 else None
+    return aborted
 
 
 

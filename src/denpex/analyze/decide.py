@@ -127,16 +127,23 @@ def _follow_pointers(cands: list[Candidate]) -> None:
         cand.finding.role = Role.WRAPPER
 
 
-def _echoes(cands: list[Candidate]) -> None:
-    """An abort on the way out, after a fatal error of its own stream (same file and rank), is that error's echo."""
+def _echoes(cands: list[Candidate], collection: Collection) -> None:
+    """An abort on the way out, after a fatal error of its own stream (same file and rank), is that error's echo.
+    The C++ runtime writes its abort report unprefixed: its rank is then the one rank the launcher saw die of
+    SIGABRT, if one did."""
+    aborted: set[int] | None = None
     for cand in cands:
         if cand.entry is None or not cand.entry.echo_of_earlier_error or not cand.finding.fatal:
             continue
         ev = cand.finding.evidence
+        rank = ev.rank
+        if rank is None:
+            aborted = attribution.sigabrt_ranks(cands, collection) if aborted is None else aborted
+            rank = next(iter(aborted)) if len(aborted) == 1 else None
         earlier = [c for c in cands if c is not cand and c.finding.fatal
                    and c.finding.role in (Role.CAUSE, Role.SYMPTOM, Role.COLLATERAL)
                    and not (c.entry is not None and c.entry.echo_of_earlier_error)
-                   and c.finding.evidence.file == ev.file and c.finding.evidence.rank == ev.rank
+                   and c.finding.evidence.file == ev.file and c.finding.evidence.rank == rank
                    and c.finding.evidence.seq < ev.seq]
         if not earlier:
             continue
@@ -360,7 +367,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         if (cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE
                 and not _from_the_top(cand)):
             _survived(cand, "its log record says the error was handled (a choice skipped, a fallback taken)")
-    _echoes(cands)  # after the errors the job lived through stopped being fatal: an abort does not echo those
+    _echoes(cands, collection)  # after the errors the job lived through stopped being fatal: no echo of those
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
         silence.promote_bare_exits(cands)
         quiet = silence.silent_rank(cands, collection, catalog)
