@@ -1296,3 +1296,12 @@ def test_an_unprefixed_abort_after_its_ranks_own_error_is_that_errors_echo():
     assert root is not None and root.category == "dist.collective_timeout" and root.rank == 2
     abort = [f for f in report.findings if f.entry_id == "teardown-abort"]
     assert abort and all(f.role is Role.COLLATERAL for f in abort)
+
+
+def test_a_time_stamped_caret_line_keeps_its_stamp_and_rank_prefix_parsed():
+    # dev25's awk pipe stamped every line `[2026-12-06 21:41:07.641005] `; a traceback's caret line after the rank
+    # prefix has no word to end the header on, and was left whole
+    caret = next(text for text in (TESTS / "blind" / "dev25" / "run25b-ts-hang" / "log.txt").read_text().splitlines()
+                 if text.endswith("^^^^^^^^^^^^^^^^") and "[rank0]:" in text)
+    head = parse(caret)
+    assert head.rank == 0 and head.timestamp is not None and set(head.body.strip()) == {"^"}

@@ -83,7 +83,8 @@ _PYLOG = re.compile(
         (?:(?P<logger>[\w.]+):\s\[(?P<blevel>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]\s?   # torch < 2.3
          |\[(?P<dlevel>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]\s?                 # DeepSpeed: [INFO]
          |(?:[-|:]\s*)?(?:[\w.]+\s[-|]\s)?                  # `- root - ERROR -`, `| trainer | INFO |`
-          (?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)?\b[\s:|-]*)""",
+          # a level is a whole word; none needed (a traceback's caret line after `[stamp] [rank0]:`)
+          (?:(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b)?[\s:|-]*)""",
     re.VERBOSE,
 )
 _PYLOG_BARE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):")
