@@ -141,6 +141,17 @@ FLOORS = {
     # only (12/13 13/13 12/13 13/13, healthy clean 1/3)
     "dev25": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
     "test25": {"category": 0.92, "decisive_line": 1.00, "rank": 0.92, "verdict": 1.00},
+    # round 26 (33 real runs: healthy but noisy jobs under torchrun, mp.spawn, Lightning and accelerate (logged and
+    # caught exceptions, retries, NaN guards, alarming metric names, a recovered restart, graph breaks and a
+    # recompile limit as warnings); one rank failing at init, resume, the first step, validation, the final save,
+    # teardown, and in both attempts of a restart): scored whole once, blind, at 0a2d933 by totals only (22/22
+    # 20/22 17/19 22/22, healthy clean 8/11); split with seed 20261226; test26 by totals only (10/10 9/10 7/8
+    # 10/10, healthy clean 4/6). dev26 left: a recovered restart labelled healthy (round 21's labels call it the
+    # cause's warning, as Denpex does), a graph break's decisive line (the debug record vs the warning), a rank that
+    # stalled before init_process_group while the others waited on rank 0's store key (rank 0 waits for every
+    # worker to join its TCPStore before it publishes: the key names no culprit)
+    "dev26": {"category": 1.00, "decisive_line": 0.91, "rank": 0.90, "verdict": 1.00},
+    "test26": {"category": 1.00, "decisive_line": 0.90, "rank": 0.87, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -149,14 +160,14 @@ def half(request):
 
 
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
-                                    "23", "24", "25"])
+                                    "23", "24", "25", "26"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
-             "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16}.get(suffix, 60)
+             "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -188,7 +199,8 @@ def test_rates_hold_their_floor(half, check):
 # `none` (a graph break is reported as a warning, by design)
 # round 23's held-out healthy runs: 1 of 3 not clean at the split (unread)
 # round 25's held-out healthy runs: 2 of 3 not clean at the split (unread)
-KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2}
+# round 26's: test26 2 of 6 (unread); dev26 1 of 5, a recovered torchrun restart reported as a warning by design
+KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -197,7 +209,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev17": 0, "test17": 0, "dev18": 0, "test18": 0,
                     "dev19": 2, "test19": 1, "dev20": 3, "test20": 2, "dev21": 4, "test21": 4,
                     "dev22": 13, "dev23": 4, "test23": 3,
-                    "dev24": 2, "test24": 3, "dev25": 2, "test25": 3}  # 9-13, 15, 17, 18: failures
+                    "dev24": 2, "test24": 3, "dev25": 2, "test25": 3,
+                    "dev26": 5, "test26": 6}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
