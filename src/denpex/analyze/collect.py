@@ -103,14 +103,12 @@ class Collector:
         self.tracker = TracebackTracker()
         self.result = Collection()
         self._rings: dict[str, deque[Line]] = {}
-        self._recent: dict[str, deque[Line]] = {}  # per file, the last TAG_REACH lines, whatever the context
         self._kept: dict[tuple[str, int | None, Role], Candidate] = {}
         self._kept_count: dict[tuple[str, int | None, Role], int] = self.result.counts
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._entry_count: dict[str, int] = {}
         self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
-        self._line_before: dict[str, Line] = {}  # per file, the last line fed (the fast path feeds whole regions)
         self.rank_tracker = RankTracker(self.result.progress)
         self.result.ranks = self.rank_tracker.states
         self.result.pid_ranks = self.rank_tracker.pid_ranks
@@ -129,11 +127,11 @@ class Collector:
         """A size the job printed (scan.world_size reads it from every line, on either path)."""
         self.result.world_size = larger(self.result.world_size, size)
 
-    def _note_intro(self, header: Line, block: Block) -> None:
+    def _note_intro(self, header: Line, block: Block, ring: deque[Line]) -> None:
         """A rankless traceback right after a ranked line that introduces it (a warning or error record, or a line
         that says it goes on: `[rank1] could not decode record 4; skipping sample`, then print_exc's lines): the
         traceback is that rank's output. Kept with that rank's step count then (analyze.decide)."""
-        before = self._line_before.get(header.file)
+        before = ring[-1] if ring else None  # the line fed just before it (the fast path feeds whole regions)
         if before is None or before.number != header.number - 1 or before.rank is None:
             return
         says_handled = _HANDLED.search(before.body) is not None
@@ -155,7 +153,8 @@ class Collector:
         self._repeat_key = repeat_key
         ring = self._rings.get(line.file)
         if ring is None:
-            ring = self._rings[line.file] = deque(maxlen=max(self.context, 3))
+            # whatever the context shown, the analysis reads back 3 lines (ranks_before) and TAG_REACH (stream_tags)
+            ring = self._rings[line.file] = deque(maxlen=max(self.context, TAG_REACH))
         if self._pending_after:
             self._extend_after(line)
         block, kind = self.tracker.feed(line)
@@ -168,10 +167,9 @@ class Collector:
             # logger.exception's layout: the record that says it goes on, then the traceback it caught
             self.result.handled_events.add(("tb", block.block_id))
         if kind is Kind.HEADER and block is not None and line.rank is None:
-            self._note_intro(line, block)
+            self._note_intro(line, block, ring)
         handled_record = line.level is not None and line.timestamp is not None and _HANDLED.search(line.body)
         self._after_handled_record[stream] = bool(handled_record)
-        self._line_before[line.file] = line
         if handled_record:
             self.result.handled_events.add(self._record_event(line))
         claimed = False  # whether a catalog entry explains this exception line
@@ -211,10 +209,6 @@ class Collector:
             self._awaiting[stream] = (fresh, STATEMENT_REACH)
         self._track_rank(line)  # after matching, so an error line is not its rank's "last healthy" line
         ring.append(line)
-        recent = self._recent.get(line.file)
-        if recent is None:
-            recent = self._recent[line.file] = deque(maxlen=TAG_REACH)
-        recent.append(line)
 
     def _record_event(self, line: Line) -> tuple[object, ...]:
         """The event a timestamped log record belongs to: records of one stream printed together are one."""
@@ -479,7 +473,7 @@ class Collector:
         candidate = Candidate(finding, entry, event, priority, block, after, steps_before=candidate_steps)
         candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
         if rank is None:
-            candidate.tag_rank = tag_rank(line, self._recent.get(line.file, ()))
+            candidate.tag_rank = tag_rank(line, list(ring)[-TAG_REACH:])
         if first is None:
             self._kept[key] = candidate
         self.rank_tracker.note_finding(finding)
