@@ -1305,3 +1305,30 @@ def test_a_time_stamped_caret_line_keeps_its_stamp_and_rank_prefix_parsed():
                  if text.endswith("^^^^^^^^^^^^^^^^") and "[rank0]:" in text)
     head = parse(caret)
     assert head.rank == 0 and head.timestamp is not None and set(head.body.strip()) == {"^"}
+
+
+# -- round 27 (tests/blind/dev27): what a log collector writes before each line ------------------------------------
+DEV27 = TESTS / "blind" / "dev27"
+
+
+@pytest.mark.parametrize("case, rank", [("run27b-journal-raise", 2), ("run27b-kubectl-prefix-raise", 3)])
+def test_a_log_collectors_columns_do_not_hide_the_traceback_under_them(case, rank):
+    # two torchrun nodes; journald's `2026-12-06T23:14:05+0000 node-b python[27198]: ` or kubectl's `[pod/../..] `
+    # before every line: rank 2's (3's) KeyError traceback is that rank's own error, not a silent death
+    root = diagnose(str(DEV27 / case / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "uncaught-user-exception"
+    assert root.rank == rank and root.evidence.text.endswith("KeyError: 'labels'")
+
+
+def test_collector_columns_are_dropped_and_the_syslog_host_kept():
+    journal = parse("2026-12-06T23:14:05+0000 node-b python[27198]: [rank2]: KeyError: 'labels'")
+    assert (journal.body, journal.rank, journal.host, journal.pid) == ("KeyError: 'labels'", 2, "node-b", None)
+    kernel = parse("Dec 06 23:14:05 node-b kernel: Out of memory: Killed process 4242 (python)")
+    assert (kernel.body, kernel.host) == ("Out of memory: Killed process 4242 (python)", "node-b")
+    cri = parse("2026-12-06T23:14:05.123456789Z stderr F [rank3]: Traceback (most recent call last):")
+    assert (cri.body, cri.rank) == ("Traceback (most recent call last):", 3)
+    docker = parse('{"log":"[rank1]: RuntimeError: boom\\n","stream":"stderr","time":"2026-12-06T23:14:05.1Z"}')
+    assert (docker.body, docker.rank) == ("RuntimeError: boom", 1)
+    # a job's own logging format is not a collector's: its level is not a host
+    own = parse("2026-12-06T23:14:05 INFO train: step 1 loss 0.5")
+    assert own.host is None and own.level == "I"

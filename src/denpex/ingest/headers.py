@@ -45,6 +45,23 @@ _LAUNCHER = re.compile(
     )""",
     re.VERBOSE,
 )
+# the columns a log collector writes before each line a process printed (not the job's own words): Kubernetes'
+# CRI files under /var/log/pods (`2026-12-06T23:14:05.123456789Z stderr F `), journald and syslog (`journalctl`'s
+# `Dec 06 23:14:05 node-b python[27198]: ` and `-o short-iso`'s `2026-12-06T23:14:05+0000 node-b python[27198]: `;
+# the host is kept, the pid is the unit's, not the rank's process), `kubectl logs --prefix` (`[pod/name/container] `)
+_COLLECTOR = re.compile(
+    r"""^(?:
+        \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\ (?:stdout|stderr)\ [FP][ ]
+      | (?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?
+           |(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\ [\ \d]\d\ \d\d:\d\d:\d\d(?:\.\d{1,6})?)
+        \ (?!(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)(?P<syshost>[A-Za-z0-9][\w.\-]*)
+        \ [A-Za-z_.\-][\w.\-/@]*(?:\[\d+\])?:[ ]
+      | \[pod/[\w.\-]+/[\w.\-]+\][ ]
+    )""",
+    re.VERBOSE,
+)
+# Docker's json-file driver stores each line as `{"log":"<the line>\n","stream":"stderr","time":"..."}`
+_DOCKER_JSON = '{"log":"'
 _WORKER_RANK = re.compile(r"(?<![A-Za-z])(?:TP|rank|Rank|RANK|worker|Worker)[_ =]?(\d+)\b")
 _QUOTE = re.compile(r"^(?:> )+(?=\S)")
 # a clock a log shipper or `ts` put before the job's own line: `18:19:06.687 [rank2]:[F205 ...`,
@@ -185,6 +202,16 @@ def _json_record(text: str, head: Header) -> str:
     return text
 
 
+def _docker_line(text: str) -> str:
+    """The line a container printed, out of Docker's json-file record; anything else is left as it was."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return text
+    line = record.get("log") if isinstance(record, dict) else None
+    return line.rstrip("\r\n") if isinstance(line, str) and "\n" not in line.rstrip("\r\n") else text
+
+
 def _structured_exception(record: dict[str, object]) -> str | None:
     """`Type: value` of an exception a record carries as fields: structlog's dict_tracebacks (`"exception":
     [{"exc_type": "KeyError", "exc_value": "'x'", ...}]`, the raised exception first, its causes after), loguru's
@@ -248,8 +275,13 @@ def parse(text: str, year: int | None = None) -> Header:
 
     `year` is the year of an earlier dated line of the same file, for stamps that carry none.
     """
+    if text.startswith(_DOCKER_JSON) and len(text) < _JSON_RECORD_MAX:
+        text = _docker_line(text)
     head = Header(body=text)
     rest = text
+    if (collected := _COLLECTOR.match(rest)) is not None:
+        head.host = collected.group("syshost")
+        rest = rest[collected.end() :]
     local_from_launcher: int | None = None
     srun_label: int | None = None
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
