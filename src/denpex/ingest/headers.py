@@ -60,6 +60,7 @@ _COLLECTOR = re.compile(
     )""",
     re.VERBOSE,
 )
+_COLLECTOR_FIRST = frozenset("0123456789JFMASOND[")  # how those columns can start: most lines spare the match
 # Docker's json-file driver stores each line as `{"log":"<the line>\n","stream":"stderr","time":"..."}`
 _DOCKER_JSON = '{"log":"'
 _WORKER_RANK = re.compile(r"(?<![A-Za-z])(?:TP|rank|Rank|RANK|worker|Worker)[_ =]?(\d+)\b")
@@ -279,7 +280,7 @@ def parse(text: str, year: int | None = None) -> Header:
         text = _docker_line(text)
     head = Header(body=text)
     rest = text
-    if (collected := _COLLECTOR.match(rest)) is not None:
+    if rest[:1] in _COLLECTOR_FIRST and (collected := _COLLECTOR.match(rest)) is not None:
         head.host = collected.group("syshost")
         rest = rest[collected.end() :]
     local_from_launcher: int | None = None
