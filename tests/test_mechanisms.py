@@ -1332,3 +1332,11 @@ def test_collector_columns_are_dropped_and_the_syslog_host_kept():
     # a job's own logging format is not a collector's: its level is not a host
     own = parse("2026-12-06T23:14:05 INFO train: step 1 loss 0.5")
     assert own.host is None and own.level == "I"
+
+
+def test_a_traceback_its_rank_trained_past_is_handled_though_another_rank_dies_later():
+    # mp.spawn: rank 0 logs `could not read git commit` with logger.exception and trains on; rank 2 raises later of
+    # its own (real run). Rank 2's death cannot have started at rank 0's handled error: rank 2's error decides
+    root = diagnose(str(DEV27 / "run27c-spawn-ignored-then-raise" / "log.txt")).root_cause
+    assert root is not None and root.rank == 2
+    assert root.evidence.text.startswith("RuntimeError: loss history buffer overflow")

@@ -170,13 +170,10 @@ def _out_of_step(root: Candidate, catalog: Catalog) -> None:
 def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
     """A traceback after which its own stream trained on (a later step, or the end of training) was handled.
 
-    Only when nothing fatal follows it anywhere: a job that dies later died of something, and the printed
-    traceback may be its start.
+    Only when nothing fatal follows it, or only another rank's own failure and its echoes: a job that dies later
+    of something else died of something, and the printed traceback may be its start.
     """
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
-    if not fatal:
-        return
-    last_fatal = max(c.finding.evidence.seq for c in fatal)
     for cand in fatal:
         finding = cand.finding
         if finding.role is not Role.CAUSE or cand.block is None:
@@ -192,9 +189,19 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         steps_after = collection.progress.steps.get(stream, -1)
         if progress_at <= finding.evidence.seq or steps_after <= max(steps_before, 0):
             continue
-        if any(c.finding.evidence.seq > progress_at for c in fatal if c is not cand) or last_fatal > progress_at:
+        # what failed after that progress: another rank's own failure (and its echoes) cannot have started here
+        later = [c for c in fatal if c is not cand and c.finding.evidence.seq > progress_at]
+        causes = [c for c in later if c.finding.role is Role.CAUSE]
+        if later and not (causes and all(_own_failure_elsewhere(c, stream[1]) for c in causes)):
             continue
         _survived(cand, f"the job went on after it: its own output shows later progress (line {progress_line})")
+
+
+def _own_failure_elsewhere(cand: Candidate, rank: int | None) -> bool:
+    """A later fatal finding that cannot be what a handled traceback started: another rank's own cause (its
+    uncaught exception, its kill), not a timeout or a lost peer that might echo it."""
+    other = cand.finding.evidence.rank
+    return cand.finding.role is Role.CAUSE and other is not None and rank is not None and other != rank
 
 
 def _from_the_top(cand: Candidate) -> bool:
