@@ -160,6 +160,13 @@ FLOORS = {
     # clean 7/8)
     "dev27": {"category": 0.88, "decisive_line": 0.88, "rank": 0.92, "verdict": 1.00},
     "test27": {"category": 0.86, "decisive_line": 0.86, "rank": 0.76, "verdict": 1.00},
+    # round 28 (43 real runs: FSDP2, DTensor and torch.distributed.checkpoint jobs failing on one rank or on all;
+    # failures printed by other renderers and in other shapes: rich boxes, loguru, structlog, Hydra, exception
+    # chains and groups, pytest, tqdm bars, colour codes, CRLF line ends, faulthandler): scored whole once, blind,
+    # at 97fd443 by totals only (25/37 29/37 26/32 37/37, healthy clean 5/6); split with seed 20261228; test28 by
+    # totals only (11/19 13/19 14/17 19/19, healthy clean 3/3)
+    "dev28": {"category": 0.77, "decisive_line": 0.88, "rank": 0.80, "verdict": 1.00},
+    "test28": {"category": 0.57, "decisive_line": 0.68, "rank": 0.82, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -168,14 +175,14 @@ def half(request):
 
 
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
-                                    "23", "24", "25", "26", "27"])
+                                    "23", "24", "25", "26", "27", "28"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
-             "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23}.get(suffix, 60)
+             "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -208,9 +215,9 @@ def test_rates_hold_their_floor(half, check):
 # round 23's held-out healthy runs: 1 of 3 not clean at the split (unread)
 # round 25's held-out healthy runs: 2 of 3 not clean at the split (unread)
 # round 26's: test26 2 of 6 (unread); dev26 1 of 5, a recovered torchrun restart reported as a warning by design
-# round 27's: test27 1 of 8 (unread)
+# round 27's: test27 1 of 8 (unread); round 28's: dev28 1 of 3 at the split
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
-                                   "test27": 1}
+                                   "test27": 1, "dev28": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -220,7 +227,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev19": 2, "test19": 1, "dev20": 3, "test20": 2, "dev21": 4, "test21": 4,
                     "dev22": 13, "dev23": 4, "test23": 3,
                     "dev24": 2, "test24": 3, "dev25": 2, "test25": 3,
-                    "dev26": 5, "test26": 6, "dev27": 9, "test27": 8}  # 9-13, 15, 17, 18: failures
+                    "dev26": 5, "test26": 6, "dev27": 9, "test27": 8,
+                    "dev28": 3, "test28": 3}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

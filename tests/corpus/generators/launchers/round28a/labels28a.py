@@ -1,0 +1,131 @@
+# Label entries for round 28a (read by mk_label.py). Written after reading each log of the first full pass; decisive
+# lines are exact substrings of one log line; *_re entries are filled from the log (pids differ per run).
+CFE = "torchrun ChildFailedError summary (other ranks exitcode -15 SIGTERM)"
+GLOO = "gloo 'Connection closed by peer' / 'Connection reset by peer' RuntimeError on the other ranks"
+C = {}
+_healthy = dict(category="none", rank=None, decisive=None, collateral=[],
+                fix="Nothing to fix: the job completed on all ranks and the launcher exited 0.")
+C["run28a-torchrun-healthy-fsdp2-noisy"] = dict(_healthy, framework="fsdp2",
+    root_cause="Healthy run: FSDP2 (fully_shard) training with harmless warnings (FSDP2 'returned a view tensor' UserWarning, DefaultSavePlanner dedup_replicated_tensors deprecation, DCP 'Detected an existing checkpoint ... overwriting'); checkpoint saved, reloaded and training resumed.",
+    how="torchrun --nproc-per-node 3 --tee 3, --what healthy-fsdp2-noisy --ckpt ck_noisy (ck_noisy already written by an earlier unlogged run)")
+C["run28a-torchrun-healthy-reshard"] = dict(_healthy, framework="dcp",
+    root_cause="Healthy run: a DCP checkpoint saved by a world-size-4 FSDP2 job is loaded by a world-size-3 job; DCP reshards on load and training resumes (steps 7-9).",
+    how="torchrun --nproc-per-node 3, --what load --ckpt ck_ws4 (ck_ws4 saved by an earlier unlogged torchrun --nproc-per-node 4 run)")
+C["run28a-spawn-healthy-dtensor"] = dict(_healthy, framework="dtensor",
+    root_cause="Healthy run: DeviceMesh of 4 CPU ranks, DTensor distribute_tensor/redistribute and a sharded matmul per step; a user UserWarning every 2 steps is harmless.",
+    how="python fsdp28.py --what healthy-dtensor --spawn 4 (mp.spawn)")
+
+C["run28a-torchrun-fsdp1-cpu"] = dict(category="user.code_error", rank=None, framework="fsdp",
+    decisive="[rank2]: RuntimeError: FSDP needs a non-CPU accelerator device, but no accelerator device is detected.",
+    also=["[rank1]: RuntimeError: FSDP needs a non-CPU accelerator device, but no accelerator device is detected.",
+          "[rank0]: RuntimeError: FSDP needs a non-CPU accelerator device, but no accelerator device is detected."],
+    collateral=["the same RuntimeError on every rank, in FullyShardedDataParallel.__init__ (_init_device_handle)", CFE],
+    root_cause="FSDP1 (FullyShardedDataParallel, device_id=None) in torch 2.13 refuses to run without an accelerator, so every rank of this CPU/gloo job failed while wrapping the model.",
+    fix="On CPU use FSDP2 (torch.distributed.fsdp.fully_shard), which supports CPU with gloo, or run FSDP1 on a GPU host.",
+    how="torchrun --nproc-per-node 3, --what fsdp1: NOT induced: meant as a healthy FSDP1 run, it fails on this CPU-only host",
+    genuine=True, confirmed_by="reproduced", confidence="medium")
+C["run28a-torchrun-dcp-save-stale"] = dict(category="user.code_error", rank=1, framework="dcp",
+    decisive="[default1]:[rank1]: PermissionError: [Errno 1] Operation not permitted: 'ck_stale/__1_0.distcp'",
+    also=["[default0]:[rank0]: PermissionError: [Errno 1] Operation not permitted: 'ck_stale/__1_0.distcp'",
+          "[default1]:[rank1]: torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([1])"],
+    collateral=["DCP CheckpointException ranks:dict_keys([1]) re-raised on ranks 0 and 2 with rank 1's traceback", CFE],
+    root_cause="Rank 1 could not write its shard file ck_stale/__1_0.distcp (a leftover, non-writable file: PermissionError) during dcp.save; DCP gathered the failure and raised CheckpointException naming rank 1 on all ranks.",
+    fix="Save each checkpoint into a fresh, writable directory (or remove/fix the permissions of the stale ck_stale/__1_0.distcp).",
+    how="torchrun --nproc-per-node 3 --tee 3, --what save-stale: run_all.sh pre-creates ck_stale/__1_0.distcp and makes it immutable (chattr +i; the job runs as root, so chmod would not block it)")
+C["run28a-torchrun-dcp-save-notdir"] = dict(category="user.code_error", rank=None, framework="dcp",
+    decisive="[rank1]: FileExistsError: [Errno 17] File exists: 'ck_file'",
+    also=["[rank0]: FileExistsError: [Errno 17] File exists: 'ck_file'", "[rank2]: FileExistsError: [Errno 17] File exists: 'ck_file'",
+          "CheckpointException ranks:dict_keys([0, 1, 2])"],
+    collateral=["DCP CheckpointException ranks:dict_keys([0, 1, 2]) on every rank", CFE],
+    root_cause="The DCP checkpoint_id 'ck_file' is an existing regular file, so every rank's FileSystemWriter mkdir failed with FileExistsError in dcp.save after training.",
+    fix="Point checkpoint_id at a directory (remove or rename the file ck_file).",
+    how="torchrun --nproc-per-node 3, --what save --ckpt ck_file, where run_all.sh wrote a regular file ck_file first")
+C["run28a-torchrun-dcp-load-missing-key"] = dict(category="user.code_error", rank=None, framework="dcp",
+    decisive="[rank1]: RuntimeError: Missing key in checkpoint state_dict: model.blocks.3.lin.weight.",
+    also=["[rank0]: RuntimeError: Missing key in checkpoint state_dict: model.blocks.3.lin.weight.",
+          "CheckpointException ranks:dict_keys([0, 1, 2, 3])"],
+    collateral=["DCP CheckpointException ranks:dict_keys([0, 1, 2, 3]) with the same RuntimeError on every rank", CFE],
+    root_cause="The checkpoint was saved by a 3-block model and the job loads it into a 4-block model: DCP's load planner finds no entry for model.blocks.3.lin.weight on every rank.",
+    fix="Load with the same model config the checkpoint was saved with (layers=3), or load non-strictly (DefaultLoadPlanner(allow_partial_load=True)) and initialise the new block.",
+    how="torchrun --nproc-per-node 4, --what load --ckpt ck_l3 --layers 4 (ck_l3 saved with --layers 3 by an earlier unlogged 4-rank run)")
+C["run28a-torchrun-dcp-load-size-mismatch"] = dict(category="user.code_error", rank=None, framework="dcp",
+    decisive="[default1]:[rank1]: ValueError: Size mismatch between saved torch.Size([32, 8]) and current: torch.Size([48, 8]) for model.inp.weight",
+    also=["[default0]:[rank0]: ValueError: Size mismatch between saved torch.Size([32, 8]) and current: torch.Size([48, 8]) for model.inp.weight",
+          "CheckpointException ranks:dict_keys([0, 1, 2])"],
+    collateral=["DCP CheckpointException ranks:dict_keys([0, 1, 2]) on every rank", CFE],
+    root_cause="The checkpoint was saved with hidden size 32 and the job builds its model with hidden size 48, so DCP's load planner reports a size mismatch for model.inp.weight on every rank.",
+    fix="Build the model with the config the checkpoint was saved with (hidden=32), or convert the checkpoint.",
+    how="torchrun --nproc-per-node 3 --tee 3, --what load --ckpt ck_h32 --hidden 48 (ck_h32 saved with hidden 32 by an earlier unlogged run)")
+C["run28a-torchrun-dcp-load-onerank-logdir"] = dict(category="user.code_error", rank=1, framework="dcp",
+    decisive="[rank1]: ValueError: Size mismatch between saved torch.Size([32, 8]) and current: torch.Size([64, 8]) for model.inp.weight",
+    decisive_file="*/attempt_0/1/stderr.log",
+    also_re=[r"failed \(exitcode: 1\) local_rank: \d \(pid: \d+\)"],
+    collateral=["DCP CheckpointException ranks:dict_keys([1]) re-raised on ranks 0 and 2 (their stderr.log carry rank 1's ValueError too)",
+                "console log.txt shows only torchrun's ChildFailedError summary (--redirects 3, no --tee); rank output is in ranks/"],
+    root_cause="Rank 1 alone built its evaluation model with hidden size 64 (the others 32), so DCP's load planner on rank 1 reported a size mismatch for model.inp.weight and DCP raised CheckpointException naming rank 1 on every rank.",
+    fix="Make every rank build the model from the same config as the checkpoint (hidden=32); check per-rank config sources.",
+    how="torchrun --nproc-per-node 3 --log-dir ... --redirects 3, --what load-plain --bad-rank 1 (rank 1 doubles hidden) --ckpt ck_eval (saved by an earlier unlogged run)")
+C["run28a-torchrun-fsdp2-extra-param"] = dict(category="dist.collective_mismatch", rank=2, framework="fsdp2",
+    decisive="Received data size doesn't match expected size. Is there a distributed collective mismatch in your code?",
+    collateral=["rank 0 aborts (terminate called after throwing gloo::EnforceNotMet, exitcode -6)", GLOO + " (ranks 1 and 2)", CFE],
+    root_cause="Rank 2's model has an extra Linear (adapter) before fully_shard, so its root FSDP2 parameter group is larger and the first all_gather of the forward sends more bytes than the other ranks expect (990 vs 264); gloo's size check aborts rank 0.",
+    fix="Build the identical model on every rank before fully_shard (same modules and parameter shapes); check rank-dependent model construction.",
+    how="torchrun --nproc-per-node 3, --what extra-param --bad-rank 2: rank 2's Net gets an extra nn.Linear 'adapter'")
+C["run28a-torchrun-fsdp2-extra-param-detail"] = dict(category="dist.collective_mismatch", rank=1, framework="fsdp2",
+    decisive_re=r"\[rank[023]\]: RuntimeError: Detected mismatch between collectives on ranks\. Rank [023] is running collective: .*Tensor shapes: 105vs 369",
+    also=["Collectives differ in the following aspects:   Tensor Tensor shapes: 369vs 105"],
+    collateral=["the same 'Detected mismatch between collectives' RuntimeError on ranks 0, 2 and 3 (each comparing to rank 1)", CFE],
+    root_cause="Rank 1's model has an extra Linear before fully_shard, so its first FSDP2 all_gather (_ALLGATHER_BASE) has 369 elements instead of 105; TORCH_DISTRIBUTED_DEBUG=DETAIL's fingerprint check reports the mismatch on every rank.",
+    fix="Build the identical model on every rank before fully_shard (same modules and parameter shapes).",
+    how="TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node 4, --what extra-param --bad-rank 1")
+C["run28a-torchrun-fsdp2-forward-raise"] = dict(category="user.code_error", rank=2, framework="fsdp2",
+    decisive="[default2]:[rank2]: ValueError: Block 1: expected input of width 32, got a batch with 35 features after feature gating",
+    also_re=[r"failed \(exitcode: 1\) local_rank: 2 \(pid: \d+\)"],
+    collateral=[GLOO + " (rank 3 and others, in the FSDP2 all_gather)", CFE],
+    root_cause="Rank 2 raised ValueError inside the forward of an FSDP2-wrapped submodule (Block 1) at step 3 (a user feature-gating check); the other ranks lost their gloo peer.",
+    fix="Fix the feature-gating code in Block.forward (or the data on rank 2) so the batch width matches the layer.",
+    how="torchrun --nproc-per-node 4 --tee 3, --what forward-raise --bad-rank 2 --k 3")
+C["run28a-spawn-dcp-save-sigkill"] = dict(category="mem.host_oom", rank=2, framework="dcp",
+    decisive="torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with signal SIGKILL",
+    collateral=["mp.spawn terminates the other processes via SIGTERM"],
+    root_cause="Rank 2 was SIGKILLed during dcp.save (no Python traceback), the signature of the kernel OOM killer; mp.spawn then terminated the others.",
+    fix="Find what killed rank 2 (dmesg / cgroup OOM events) and reduce host memory use during checkpointing or raise the memory limit.",
+    how="python fsdp28.py --what save-kill --bad-rank 2 --spawn 3: rank 2's FileSystemWriter.write_data does os.kill(os.getpid(), SIGKILL)")
+C["run28a-torchrun-dcp-save-hostoom"] = dict(category="mem.host_oom", rank=1, framework="dcp",
+    decisive_re=r"failed \(exitcode: -9\) local_rank: 1 \(pid: \d+\)",
+    also_re=[r"Signal 9 \(SIGKILL\) received by PID \d+"],
+    collateral=[GLOO + " (ranks 0 and 2, inside dcp.save)", CFE],
+    root_cause="Rank 1 ran out of host memory inside its 1 GiB memory cgroup while staging its checkpoint shard in dcp.save, and the kernel OOM killer SIGKILLed it (exit -9, no traceback); the other ranks lost their gloo peer.",
+    fix="Give the job more host memory (raise the cgroup / container limit) or stage checkpoint data with less memory.",
+    how="torchrun --nproc-per-node 3, --what save-oom --bad-rank 1: in write_data rank 1 writes its pid into a cgroup-v1 memory cgroup (limit 1 GiB, memsw 1 GiB) and allocates 64 MiB tensors until the OOM killer kills it (memory.oom_control oom_kill 1)")
+C["run28a-torchrun-fsdp2-hang"] = dict(category="dist.collective_timeout", rank=2, framework="fsdp2",
+    decisive_re=r"\[rank[01]\]: RuntimeError: \S+ Timed out waiting 20000ms for \w+ operation to complete",
+    also_re=[r"\[rank[01]\]: RuntimeError: \S+ Timed out waiting 20000ms for recv operation to complete"],
+    collateral=["rank 2 prints no error (silent, sleeping)", CFE],
+    root_cause="Rank 2 stalled for 120 s before step 3's forward (its FSDP2 all_gather), so ranks 0 and 1 timed out after the 20 s process-group timeout in gloo.",
+    fix="Find why rank 2 stalls (its data refresh at step 3) and fix it; raise the process-group timeout only if the stall is expected.",
+    how="torchrun --nproc-per-node 3, --what hang --bad-rank 2 --k 3 --timeout 20: rank 2 sleeps 120 s before the forward")
+C["run28a-torchrun-devicemesh-shape"] = dict(category="user.code_error", rank=None, framework="dtensor",
+    decisive="[rank1]: RuntimeError: Mesh should not be bigger than default world size 3, but found 4 ranks!",
+    also=["[rank0]: RuntimeError: Mesh should not be bigger than default world size 3, but found 4 ranks!",
+          "[rank2]: RuntimeError: Mesh should not be bigger than default world size 3, but found 4 ranks!"],
+    collateral=["the same RuntimeError on every rank in init_device_mesh", CFE],
+    root_cause="The job builds a (2, 2) DeviceMesh (dp x tp = 4 ranks) but was launched with 3 processes, so init_device_mesh fails on every rank.",
+    fix="Launch with --nproc-per-node 4, or derive the mesh shape from the world size.",
+    how="torchrun --nproc-per-node 3, --what mesh: init_device_mesh('cpu', (2, 2))")
+C["run28a-spawn-allgather-dtype"] = dict(category="dist.collective_mismatch", rank=1, framework="plain",
+    decisive="RuntimeError: ProcessGroupGloo::allgather: invalid tensor type at index 0 (expected TensorOptions(dtype=double",
+    also=["-- Process 1 terminated with the following error:"],
+    collateral=["FutureWarning: all_gather_into_tensor is deprecated (harmless)", "mp.spawn terminates the other processes"],
+    root_cause="At step 3 rank 1 passed a float64 input to all_gather_into_tensor with a float32 output buffer; gloo rejected the dtype mismatch on rank 1 (ProcessGroupGloo::allgather invalid tensor type).",
+    fix="Keep the gathered tensor's dtype identical to the output buffer on every rank (cast the flattened grads to float32).",
+    how="python fsdp28.py --what dtype --bad-rank 1 --k 3 --spawn 3: rank 1 calls .double() on its flattened grads at step 3")
+C["run28a-torchrun-teardown-abort"] = dict(category="dist.teardown_abort", framework="fsdp2",
+    rank_re=r"failed \(exitcode: -6\) local_rank: (\d)",
+    decisive="terminate called without an active exception",
+    also_re=[r"failed \(exitcode: -6\) local_rank: \d \(pid: \d+\)"],
+    collateral=["torchrun SIGTERMs the other (already finished) ranks", "ChildFailedError summary with exitcode -6 (SIGABRT)"],
+    root_cause="After training and the DCP save completed on every rank (each logged 'training complete'), one rank aborted during process-group teardown / interpreter exit with 'terminate called without an active exception' (SIGABRT), so torchrun reported a failure.",
+    fix="Nothing wrong with training or the checkpoint; make teardown clean (barrier + destroy_process_group before exit, join/stop background threads) or treat it as a teardown abort and verify the checkpoint.",
+    how="torchrun --nproc-per-node 3, --what save: NOT induced; intermittent abort at exit, rerun until the exit code is non-zero",
+    genuine=True, confirmed_by="reproduced", confidence="medium")
