@@ -72,3 +72,13 @@ def test_eval_cli_fails_below_threshold(tmp_path):
     )
     assert result.returncode == 4
     assert "MISS" in result.stdout and "below threshold" in result.stderr
+
+
+def test_a_decisive_line_quoted_with_its_colour_codes_matches_the_line_as_shown():
+    # FORCE_COLOR rich output (real torchrun run): the label quotes the raw line, escape codes and all; the report
+    # shows the line as a terminal does
+    case = CORPUS.parent / "blind" / "dev28" / "run28b-rich-torchrun-forcecolor"
+    wanted = json.loads((case / "label.json").read_text())["decisive_line"]
+    assert "\x1b[" in wanted
+    result = evaluate([str(case)]).results[0]
+    assert "\x1b" not in (result.evidence or "") and result.checks["decisive_line"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from denpex.api import diagnose
 from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
+from denpex.ingest.lines import shown_text
 from denpex.model import Diagnosis, Verdict
 
 
@@ -98,8 +99,10 @@ def score_case(case: Path, catalog: Catalog) -> CaseResult:
         return out
     out.checks["category"] = out.category == label.get("category")
     wanted = [label.get("decisive_line")] + list(label.get("also_acceptable") or [])  # type: ignore[arg-type]
+    # the evidence is the line as a terminal shows it; a label may quote the raw line, colour codes and all
     out.checks["decisive_line"] = bool(out.evidence) and any(
-        isinstance(w, str) and w and w in (out.evidence or "") for w in wanted
+        isinstance(w, str) and w and (w in (out.evidence or "") or shown_text(w) in (out.evidence or ""))
+        for w in wanted
     )
     if label.get("initiating_rank") is not None:
         out.checks["rank"] = out.rank == label["initiating_rank"]

@@ -1,0 +1,140 @@
+"""A small 3-rank training job whose ranks share one GPU: the model and batches live on cuda:0 for every rank,
+the gradient average goes through gloo (NCCL refuses two ranks on one GPU). One rank (--bad-rank) fails at
+--fault-step in the way SCENARIO names; the others carry on into the next collective, as in a real job.
+
+    torchrun --nproc-per-node 3 worker.py SCENARIO [--bad-rank R]      # or: python3 worker.py SCENARIO --spawn 3
+
+Scenarios:
+  ok            8 steps, every rank finishes (exit 0)
+  ok-compiled   the same with torch.compile (Inductor, Triton kernels); the batch length changes at step 5 so
+                Dynamo recompiles once with a dynamic dimension (exit 0)
+  oom           the bad rank builds a 256 GiB activation buffer: torch.OutOfMemoryError
+  assert        the bad rank's token ids run past the embedding table: a device-side assert, reported at the
+                next synchronisation
+  ima           the bad rank launches a Triton kernel whose unmasked store lands far past its buffer: an illegal
+                memory access
+  cc-missing    every rank compiles with Inductor, each with its own fresh Triton cache; the bad rank's CC names a
+                compiler that is not installed, so Triton cannot build its launcher
+  hang          the bad rank sleeps 120 s before the step's all_reduce; the others time out (20 s PG timeout)
+  sigkill       the bad rank SIGKILLs itself (no traceback)
+  set-device    every rank calls torch.cuda.set_device(local_rank) on a one-GPU machine: ranks 1 and 2 fail
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import logging
+import os
+import signal
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", "sigkill", "set-device"]
+VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
+
+
+class TinyLM(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, DIM)
+        self.block = nn.TransformerEncoderLayer(DIM, 4, 4 * DIM, batch_first=True)
+        self.head = nn.Linear(DIM, VOCAB)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(self.block(self.emb(tokens)))
+
+
+def bad_store(y: torch.Tensor) -> None:
+    """A user Triton kernel with a stale row stride (2**40 elements) and no mask."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def fill_rows(Y, row_stride, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        tl.store(Y + pid.to(tl.int64) * row_stride + offs, tl.full((BLOCK,), 1.0, tl.float32))
+
+    fill_rows[(y.shape[0],)](y, 1 << 40, BLOCK=y.shape[1])
+
+
+def train(rank: int, world: int, a: argparse.Namespace) -> None:
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s [rank{rank}] %(name)s: %(message)s",
+                        force=True)
+    log = logging.getLogger("train")
+    fault = rank == a.bad_rank
+    if a.scenario == "cc-missing":
+        os.environ["TRITON_CACHE_DIR"] = f"/tmp/gpus-cache/{a.tag}/triton-{rank}"
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = f"/tmp/gpus-cache/{a.tag}/inductor-{rank}"
+        if fault:
+            os.environ["CC"] = "/opt/toolchains/gcc-12.2/bin/gcc"
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=20))
+    if a.scenario == "set-device":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    dev = torch.device("cuda", 0)
+    log.info("world=%d device=%s (%s) scenario=%s", world, dev, torch.cuda.get_device_name(dev), a.scenario)
+    torch.manual_seed(0)
+    model = TinyLM().to(dev)
+    step_fn = torch.compile(model) if a.scenario in ("ok-compiled", "cc-missing") else model
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    gen = torch.Generator(device="cpu").manual_seed(rank)
+    for step in range(1, a.steps + 1):
+        seq = SEQ + 16 if a.scenario == "ok-compiled" and step >= 5 else SEQ
+        tokens = torch.randint(0, VOCAB, (BATCH, seq + 1), generator=gen)
+        if fault and step == a.fault_step:
+            if a.scenario == "oom":
+                log.info("building the attention cache for long-context eval")
+                cache = torch.empty((64, 1024, 1024, 1024), device=dev)  # 256 GiB
+                del cache
+            elif a.scenario == "assert":
+                tokens = tokens + VOCAB // 2  # ids past the table: a tokenizer/vocab mismatch
+            elif a.scenario == "ima":
+                bad_store(torch.zeros(16, 1024, device=dev))
+            elif a.scenario == "hang":
+                log.info("waiting for the data shard to be staged")
+                time.sleep(120)
+            elif a.scenario == "sigkill":
+                os.kill(os.getpid(), signal.SIGKILL)
+        tokens = tokens.to(dev)
+        logits = step_fn(tokens[:, :-1])
+        loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), tokens[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).cpu()
+        dist.all_reduce(flat)
+        flat /= world
+        offset = 0
+        for p in model.parameters():
+            n = p.numel()
+            p.grad.copy_(flat[offset:offset + n].view_as(p).to(dev))
+            offset += n
+        opt.step()
+        log.info("step %d/%d loss %.4f", step, a.steps, loss.item())
+    dist.barrier()
+    log.info("training complete")
+    dist.destroy_process_group()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("scenario", choices=SCENARIOS)
+    p.add_argument("--bad-rank", type=int, default=1)
+    p.add_argument("--fault-step", type=int, default=3)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--spawn", type=int, default=0, help="start N processes with mp.spawn instead of a launcher")
+    p.add_argument("--tag", default="run")
+    a = p.parse_args()
+    if a.spawn:
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", str(29600 + os.getpid() % 300))
+        torch.multiprocessing.spawn(train, args=(a.spawn, a), nprocs=a.spawn, join=True)
+    else:
+        train(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
