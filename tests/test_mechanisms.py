@@ -1340,3 +1340,15 @@ def test_a_traceback_its_rank_trained_past_is_handled_though_another_rank_dies_l
     root = diagnose(str(DEV27 / "run27c-spawn-ignored-then-raise" / "log.txt")).root_cause
     assert root is not None and root.rank == 2
     assert root.evidence.text.startswith("RuntimeError: loss history buffer overflow")
+
+
+# -- round 28 (tests/blind/dev28) ------------------------------------------------------------------------------------
+DEV28 = TESTS / "blind" / "dev28"
+
+
+def test_a_distributed_api_that_states_a_precondition_refused_the_jobs_setup():
+    # FSDP1 on a CPU-only machine (real torchrun run): `RuntimeError: FSDP needs a non-CPU accelerator device, but no
+    # accelerator device is detected`, raised in torch/distributed/fsdp on every rank: the job's setup, not its peers
+    root = diagnose(str(DEV28 / "run28a-torchrun-fsdp1-cpu" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error"
+    assert "precondition" in root.reason

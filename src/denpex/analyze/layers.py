@@ -103,6 +103,11 @@ _WEAK_WORDS: tuple[tuple[re.Pattern[str], Layer], ...] = (
 
 # what an API raises when its caller passed something it does not accept
 _ARGUMENT_ERRORS = frozenset({"ValueError", "TypeError", "KeyError", "AttributeError", "IndexError"})
+# a precondition an API checks before it does anything, stated as one (FSDP's `RuntimeError: FSDP needs a non-CPU
+# accelerator device, but no accelerator device is detected`, `... requires ...`, `... is not supported ...`): the
+# job's setup, not a failure of the peers, the store or the network
+_PRECONDITION = re.compile(
+    r"\b(?:needs|requires|must be|only supports?|(?:is|are) not supported|no \w+ device is detected)\b")
 
 
 def frame_path(frame: str) -> str | None:
@@ -199,6 +204,9 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
         if verdict.layer is Layer.DISTRIBUTED and exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
             return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
                            f"({verdict.evidence.split('(', 1)[-1].rstrip(')')}): the caller's mistake")
+        if verdict.layer is Layer.DISTRIBUTED and _PRECONDITION.search(message):
+            return Verdict(Layer.USER, "torch.distributed refused the job's setup: its message states a "
+                           f"precondition ({verdict.evidence.split('(', 1)[-1].rstrip(')')})")
         return verdict
     verdict = _by_origin(origin)
     if verdict is not None:
