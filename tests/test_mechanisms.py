@@ -1352,3 +1352,16 @@ def test_a_distributed_api_that_states_a_precondition_refused_the_jobs_setup():
     root = diagnose(str(DEV28 / "run28a-torchrun-fsdp1-cpu" / "log.txt")).root_cause
     assert root is not None and root.category == "user.code_error"
     assert "precondition" in root.reason
+
+
+def test_a_checkpoint_exception_is_a_wrapper_and_its_quoted_tracebacks_say_whose_error_they_are():
+    # dcp.load of a checkpoint saved with another hidden size (real torchrun run): every rank raises
+    # `CheckpointException ranks:dict_keys([0, 1, 2])` quoting each failed rank's traceback under `(RANK n)`
+    report = diagnose(str(DEV28 / "run28a-torchrun-dcp-load-size-mismatch" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.category == "user.code_error"
+    assert "ValueError: Size mismatch between saved" in root.evidence.text
+    # the quoted traceback under `(RANK 0)` is rank 0's, whoever printed it
+    assert root.fields["rank"] == "0" and root.rank == 0
+    wrappers = [f for f in report.findings if f.entry_id == "dcp-checkpoint-exception"]
+    assert wrappers and all(f.role is Role.WRAPPER and f.fields["failed_ranks"] == "0, 1, 2" for f in wrappers)

@@ -424,6 +424,10 @@ class Collector:
         reason: str = "",
         into: list[Candidate] | None = None,
     ) -> None:
+        if block is not None and block.about_rank is not None and named_rank(fields) is None:
+            # a traceback another rank's error quotes says whose it is (`... last): (RANK 1)`): that rank's error
+            fields = {**fields, "rank": str(block.about_rank)}
+            rank = block.about_rank
         key = (entry_id, rank, role)
         if self._repeat_key is not None:
             self._counts_of_key.setdefault((line.file, self._repeat_key), set()).add(key)

@@ -28,6 +28,8 @@ _IPYTHON_FRAME = re.compile(
 _GLUED_HEADER = re.compile(r"\S.*?(?P<header>Traceback \(most recent call last\):)\s*$")
 # an exception glued after a progress bar: `45%|####5     | 45/100 [00:10<00:12, 4.5it/s]RuntimeError: ...`
 _GLUED_AFTER_BAR = re.compile(r"^.*?\d+%\|[^|]*\|[^\[\]]*\[[^\]]*\]\s*(?P<rest>\S.*)$")
+# torch.distributed.checkpoint's CheckpointException quotes each failed rank's traceback under a header naming it
+_HEADER_RANK = re.compile(r"\(RANK (?P<rank>\d+)\)\s*$")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
 # an exception line in a pasted excerpt, without the traceback above it
@@ -76,6 +78,7 @@ class Block:
     indent: int | None = None  # how far the whole traceback is indented (torchelastic's summary quotes it by 2)
     ipython: bool = False  # IPython's layout: the class on the header line, `Cell In[..]`/`---->` frames
     wrapped_by_backend: bool = False  # `BackendCompilerFailed: backend='inductor' raised:` carried the exception
+    about_rank: int | None = None  # the rank whose traceback this is, where its header says (`... last): (RANK 1)`)
 
 
 # a line of Python source, never a message: `raise RuntimeError(f"NCCL error: {error_str}")`, `x = f(y)`
@@ -273,6 +276,9 @@ class TracebackTracker:
         else:
             self._next_id += 1
             block = Block(self._next_id, header=line, logged=line.level in ("D", "I", "W"))
+        named = _HEADER_RANK.search(line.body)
+        if named is not None:
+            block.about_rank = int(named.group("rank"))
         stream.block = block
         stream.state = "frames"
         stream.chain_pending = False
