@@ -1365,3 +1365,23 @@ def test_a_checkpoint_exception_is_a_wrapper_and_its_quoted_tracebacks_say_whose
     assert root.fields["rank"] == "0" and root.rank == 0
     wrappers = [f for f in report.findings if f.entry_id == "dcp-checkpoint-exception"]
     assert wrappers and all(f.role is Role.WRAPPER and f.fields["failed_ranks"] == "0, 1, 2" for f in wrappers)
+
+
+@pytest.mark.parametrize("case, category, statement", [
+    # rich.traceback.install(): Dynamo's fullgraph error after the box is the exception, not a logged graph break
+    ("run28b-rich-single-compile", "compile.graph_break_data_dependent", "Unsupported: Data-dependent branching"),
+    # an asyncio.TaskGroup's ExceptionGroup: the sub-exception in its nested box decides, the group wraps it
+    ("run28b-rich-torchrun-exceptiongroup", "user.code_error", "ValueError: corrupt record in shard-00003 part 2"),
+])
+def test_rich_traceback_boxes_are_tracebacks(case, category, statement):
+    root = diagnose(str(DEV28 / case / "log.txt")).root_cause
+    assert root is not None and root.category == category and statement in root.evidence.text
+
+
+def test_a_richhandler_record_introduces_the_traceback_under_its_wrapped_lines():
+    # RichHandler: `           ERROR    [rank0] bad shard, using a fallback batch`, a wrapped `step=3`, then the boxed
+    # traceback indented under the record; rank 0 trained on to the end (real run, exit 0): a handled error
+    result = diagnose(str(DEV28 / "run28b-rich-single-handled-ok" / "log.txt"))
+    assert result.verdict is Verdict.CLEAN
+    head = parse("           ERROR    [rank0] bad shard, using a fallback batch       job28b.py:81")
+    assert (head.level, head.rank) == ("E", 0) and head.body.startswith("[rank0] bad shard")

@@ -132,7 +132,13 @@ class Collector:
         that says it goes on: `[rank1] could not decode record 4; skipping sample`, then print_exc's lines): the
         traceback is that rank's output. Kept with that rank's step count then (analyze.decide)."""
         before = ring[-1] if ring else None  # the line fed just before it (the fast path feeds whole regions)
-        if before is None or before.number != header.number - 1 or before.rank is None:
+        back = 1
+        while (before is not None and back < min(len(ring), _CONTINUATION_REACH) and before.rank is None
+               and before.level is None and before.body[:1].isspace() and before.body.strip()):
+            # a record's wrapped lines (RichHandler indents them under its message): the record itself introduces
+            back += 1
+            before = ring[-back] if ring[-back].number == before.number - 1 else None
+        if before is None or before.number != header.number - back or before.rank is None:
             return
         says_handled = _HANDLED.search(before.body) is not None
         if before.level not in ("W", "E") and not says_handled:
@@ -383,7 +389,8 @@ class Collector:
                                   origin=block.header.origin if block.header.level is not None else None)
         entry = self.catalog.fallback(verdict.layer.value) or self.catalog.fallback(layers.Layer.USER.value)
         assert entry is not None, "the catalog lacks the uncaught-exception entries"
-        fields: dict[str, object] = {"exception": block.exception_type or "", "frame": block.last_frame_path or ""}
+        exception = block.exception_type or ""
+        fields: dict[str, object] = {"exception": exception, "frame": block.last_frame_path or ""}
         record_rank = self.rank_tracker.record_rank_of(line)
         if record_rank is not None:
             fields["rank"] = str(record_rank)  # the exception torchrun's summary quotes for that rank
@@ -391,7 +398,7 @@ class Collector:
             entry_id=entry.id,
             category=entry.category,
             title=entry.title,
-            role=Role.WARNING if handled else Role.CAUSE,
+            role=Role.WARNING if handled else Role.WRAPPER if _GROUP.match(exception) else Role.CAUSE,
             fatal=not handled,
             line=line,
             rank=line.rank if record_rank is None else record_rank,
@@ -517,6 +524,9 @@ OWN_RANK_FIELD = "own_rank"
 # a field naming the ranks a launcher saw fail (Ray Train's `[Rank 0,1,2 Error Snippet]`): each failed with an error,
 # none of them is a rank that never arrived
 FAILED_RANKS_FIELD = "failed_ranks"
+_CONTINUATION_REACH = 6  # wrapped lines of a record looked past for the record that introduces a traceback
+# an exception group (Python 3.11+: asyncio.TaskGroup, trio) carries the exceptions that failed: they decide
+_GROUP = re.compile(r"^(?:[\w.]+\.)?(?:Base)?ExceptionGroup$")
 
 
 def rank_list(value: object) -> set[int]:

@@ -30,6 +30,13 @@ _GLUED_HEADER = re.compile(r"\S.*?(?P<header>Traceback \(most recent call last\)
 _GLUED_AFTER_BAR = re.compile(r"^.*?\d+%\|[^|]*\|[^\[\]]*\[[^\]]*\]\s*(?P<rest>\S.*)$")
 # torch.distributed.checkpoint's CheckpointException quotes each failed rank's traceback under a header naming it
 _HEADER_RANK = re.compile(r"\(RANK (?P<rank>\d+)\)\s*$")
+# rich's traceback (rich.traceback.install, RichHandler, typer, Accelerate's launcher): a box per traceback, its frames
+# as `│ /path/file.py:233 in main │`, nested boxes for an exception group's sub-exceptions, the exception after the box
+_BOX_CHARS = frozenset("╭│╰")
+_RICH_HEADER = re.compile(r"^╭─+ Traceback \(most recent call last\)")
+_RICH_FRAME = re.compile(r"^(?P<path>\S+?):(?P<line>\d+) in (?P<func>\S+)$")
+_BOX_LEFT = re.compile(r"^(?:│ ?)+")
+_BOX_RIGHT = re.compile(r"(?: ?│)+$")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
 # an exception line in a pasted excerpt, without the traceback above it
@@ -79,6 +86,8 @@ class Block:
     ipython: bool = False  # IPython's layout: the class on the header line, `Cell In[..]`/`---->` frames
     wrapped_by_backend: bool = False  # `BackendCompilerFailed: backend='inductor' raised:` carried the exception
     about_rank: int | None = None  # the rank whose traceback this is, where its header says (`... last): (RANK 1)`)
+    rich: bool = False  # drawn by rich: frames in boxes
+    box_closed: bool = False  # rich: the innermost box just closed, the exception comes next
 
 
 # a line of Python source, never a message: `raise RuntimeError(f"NCCL error: {error_str}")`, `x = f(y)`
@@ -155,6 +164,10 @@ class TracebackTracker:
             glued = _GLUED_HEADER.match(stripped)
             if glued and not stream.after_frame:
                 stripped = glued.group("header")
+        if stripped[:1] in _BOX_CHARS:
+            boxed = self._rich(stream, line, stripped)
+            if boxed is not None:
+                return boxed
         ipython = _IPYTHON_HEADER.match(stripped)
         if ipython:
             block = self._header(stream, line)
@@ -181,6 +194,9 @@ class TracebackTracker:
                 stream.interleaved += 1
                 return None, Kind.OTHER
             stream.interleaved = 0
+            if block.rich and block.box_closed and _EXCEPTION_LINE.match(stripped):
+                # rich prints the exception after its box, indented like the box under a RichHandler record
+                return self._exception(stream, block, line, stripped), Kind.EXCEPTION
             indent = len(body) - len(body.lstrip())
             if block.indent is None and _FRAME.match(body):
                 block.indent = max(indent - 2, 0)  # a traceback quoted inside a summary is indented as a whole
@@ -246,6 +262,38 @@ class TracebackTracker:
             # the job went on; a warning finding, not a failure
             return self._orphan(stream, line, candidate, logged=True), Kind.EXCEPTION
         return None, Kind.OTHER
+
+    def _rich(self, stream: _Stream, line: Line, stripped: str) -> tuple[Block | None, Kind] | None:
+        """A line of a rich traceback's boxes, or None when it is not one (a table, a progress panel)."""
+        inner = _BOX_RIGHT.sub("", _BOX_LEFT.sub("", stripped)).strip()
+        nested = stripped.startswith("│")
+        if _RICH_HEADER.match(inner):
+            if nested and stream.block is not None and stream.block.rich and stream.state != "idle":
+                stream.chain_pending = True  # an exception group's sub-exception, inside the group's box
+            block = self._header(stream, line)
+            block.rich, block.box_closed = True, False
+            return block, Kind.HEADER
+        block = stream.block
+        if block is None or not block.rich or stream.state == "idle":
+            return None
+        if inner.startswith("╰"):
+            block.box_closed = True
+            return block, Kind.FRAME
+        if inner.startswith("╭"):  # a sub-exception's or a locals' box
+            block.box_closed = False
+            return block, Kind.FRAME
+        if nested and block.box_closed and _EXCEPTION_LINE.match(inner):
+            return self._exception(stream, block, line, inner), Kind.EXCEPTION
+        if stream.state == "message":
+            block.message_lines += 1
+            return block, Kind.MESSAGE
+        frame = _RICH_FRAME.match(inner)
+        if frame is not None:
+            block.last_frame_path = frame.group("path")
+            if len(block.frames) < _MAX_FRAMES_KEPT:  # as the interpreter prints it, for what reads frames
+                path, number, func = frame.group("path", "line", "func")
+                block.frames.append(f'File "{path}", line {number}, in {func}')
+        return block, Kind.FRAME
 
     def _orphan(self, stream: _Stream, line: Line, stripped: str, logged: bool = False) -> Block:
         """An exception line with no traceback above it: a pasted excerpt, or one a log record carries."""

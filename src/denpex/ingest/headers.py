@@ -105,6 +105,8 @@ _PYLOG = re.compile(
           (?:(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b)?[\s:|-]*)""",
     re.VERBOSE,
 )
+# rich's RichHandler: `[23:42:56] ERROR    message    file.py:81`, the time column blank (11 spaces) while it repeats
+_RICH_RECORD = re.compile(r"^(?:\[\d\d:\d\d:\d\d(?:\.\d+)?\] | {11})(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) +")
 _PYLOG_BARE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):")
 _VLLM = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)"
@@ -359,6 +361,9 @@ def parse(text: str, year: int | None = None) -> Header:
             head.level = _LEVEL_NAMES[level]
         if found.group("logger"):
             head.origin = found.group("logger")  # `torch._dynamo.convert_frame`: the module that logged it
+        rest = rest[found.end() :]
+    elif rest[:1] in "[ " and (found := _RICH_RECORD.match(rest)):
+        head.level = _LEVEL_NAMES[found.group("level")]
         rest = rest[found.end() :]
     elif found := _PYLOG_BARE.match(rest):
         head.level = _LEVEL_NAMES[found.group("level")]
