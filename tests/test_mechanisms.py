@@ -1385,3 +1385,11 @@ def test_a_richhandler_record_introduces_the_traceback_under_its_wrapped_lines()
     assert result.verdict is Verdict.CLEAN
     head = parse("           ERROR    [rank0] bad shard, using a fallback batch       job28b.py:81")
     assert (head.level, head.rank) == ("E", 0) and head.body.startswith("[rank0] bad shard")
+
+
+def test_pytests_e_lines_state_the_exception_of_a_failed_test():
+    # pytest running a fullgraph compile test (real run): `E   torch._dynamo.exc.Unsupported: Data-dependent
+    # branching` and its message on `E` lines, no `Traceback` header: the exception's statement, so the graph break
+    # is the cause it is in a plain traceback (not a logged, non-fatal graph break)
+    root = diagnose(str(DEV28 / "run28b-pytest-compile-fullgraph" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "graph-break-data-dependent-branch" and root.fatal

@@ -37,6 +37,8 @@ _RICH_HEADER = re.compile(r"^╭─+ Traceback \(most recent call last\)")
 _RICH_FRAME = re.compile(r"^(?P<path>\S+?):(?P<line>\d+) in (?P<func>\S+)$")
 _BOX_LEFT = re.compile(r"^(?:│ ?)+")
 _BOX_RIGHT = re.compile(r"(?: ?│)+$")
+# pytest's report of a failed test: the exception and its message on `E   ` lines under the failing source line
+_PYTEST_E = re.compile(r"^E {3,}(?P<rest>\S.*?)\s*$|^E\s*$")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
 # an exception line in a pasted excerpt, without the traceback above it
@@ -88,6 +90,7 @@ class Block:
     about_rank: int | None = None  # the rank whose traceback this is, where its header says (`... last): (RANK 1)`)
     rich: bool = False  # drawn by rich: frames in boxes
     box_closed: bool = False  # rich: the innermost box just closed, the exception comes next
+    pytest: bool = False  # pytest's `E   ` lines
 
 
 # a line of Python source, never a message: `raise RuntimeError(f"NCCL error: {error_str}")`, `x = f(y)`
@@ -164,6 +167,8 @@ class TracebackTracker:
             glued = _GLUED_HEADER.match(stripped)
             if glued and not stream.after_frame:
                 stripped = glued.group("header")
+        if body[:1] == "E" and (reported := _PYTEST_E.match(body)) is not None:
+            return self._pytest(stream, line, reported.group("rest") or "")
         if stripped[:1] in _BOX_CHARS:
             boxed = self._rich(stream, line, stripped)
             if boxed is not None:
@@ -262,6 +267,19 @@ class TracebackTracker:
             # the job went on; a warning finding, not a failure
             return self._orphan(stream, line, candidate, logged=True), Kind.EXCEPTION
         return None, Kind.OTHER
+
+    def _pytest(self, stream: _Stream, line: Line, rest: str) -> tuple[Block | None, Kind]:
+        """pytest's `E   ` lines: the first that names an exception is its statement, the others its message."""
+        block = stream.block
+        if block is not None and block.pytest and stream.state == "message":
+            block.message_lines += 1
+            return block, Kind.MESSAGE
+        if not _EXCEPTION_LINE.match(rest) or ":" not in rest:
+            return None, Kind.OTHER  # `E       assert 3 == 4`, `E        +  where ...`: an assertion's report
+        self._next_id += 1
+        block = Block(self._next_id, header=line, logged=False, pytest=True)
+        stream.block = block
+        return self._exception(stream, block, line, rest), Kind.EXCEPTION
 
     def _rich(self, stream: _Stream, line: Line, stripped: str) -> tuple[Block | None, Kind] | None:
         """A line of a rich traceback's boxes, or None when it is not one (a table, a progress panel)."""
