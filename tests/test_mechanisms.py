@@ -1393,3 +1393,14 @@ def test_pytests_e_lines_state_the_exception_of_a_failed_test():
     # is the cause it is in a plain traceback (not a logged, non-fatal graph break)
     root = diagnose(str(DEV28 / "run28b-pytest-compile-fullgraph" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "graph-break-data-dependent-branch" and root.fatal
+
+
+def test_an_exception_groups_margins_hide_no_traceback_and_its_sub_exception_decides():
+    # Python 3.11's `+ Exception Group Traceback`, every line behind `| ` margins (real torchrun run, an
+    # asyncio.TaskGroup prefetcher failing on rank 1): read as a traceback, not as clean output
+    report = diagnose(str(CORPUS / "generated" / "gen-exception-group-taskgroup" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.rank == 1
+    assert root.evidence.text.endswith("ValueError: corrupt record in shard-00003 part 2: bad magic number 0x00000000")
+    group = [f for f in report.findings if "ExceptionGroup:" in f.evidence.text]
+    assert group and all(f.role is Role.WRAPPER for f in group)

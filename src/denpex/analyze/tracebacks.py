@@ -39,6 +39,11 @@ _BOX_LEFT = re.compile(r"^(?:│ ?)+")
 _BOX_RIGHT = re.compile(r"(?: ?│)+$")
 # pytest's report of a failed test: the exception and its message on `E   ` lines under the failing source line
 _PYTEST_E = re.compile(r"^E {3,}(?P<rest>\S.*?)\s*$|^E\s*$")
+# Python 3.11's exception groups: `+ Exception Group Traceback (most recent call last):`, then every line of the group
+# and of its sub-exceptions' tracebacks behind a `| ` margin, the sub-exceptions between `+-+---- 1 ----` rules
+_GROUP_HEADER = re.compile(r"^ *(?:\| )?\+ Exception Group Traceback \(most recent call last\):")
+_GROUP_RULE = re.compile(r"^ *\+-")
+_GROUP_MARGIN = re.compile(r"^ *\| ?")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
 # an exception line in a pasted excerpt, without the traceback above it
@@ -104,7 +109,7 @@ _INTERLEAVED_REACH = 20
 
 
 class _Stream:
-    __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number", "interleaved")
+    __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number", "interleaved", "in_group")
 
     def __init__(self) -> None:
         self.block: Block | None = None
@@ -113,6 +118,7 @@ class _Stream:
         self.after_frame = False
         self.last_number = 0  # the line number of the stream's last line
         self.interleaved = 0  # log records seen in a row since the traceback's last frame
+        self.in_group = False  # inside an exception group's margins
 
 
 def _part_of_chain(body: str) -> bool:
@@ -156,6 +162,21 @@ class TracebackTracker:
             stream = self._streams[key] = _Stream()
         stream.last_number = line.number
         body = line.body
+        if _GROUP_HEADER.match(body):
+            if stream.in_group and stream.block is not None and stream.state != "idle":
+                stream.chain_pending = True  # a group inside a group: the same event
+            stream.in_group = True
+            return self._header(stream, line), Kind.HEADER
+        if stream.in_group:
+            if _GROUP_RULE.match(body):
+                return stream.block, Kind.OTHER
+            margin = _GROUP_MARGIN.match(body)
+            if margin is None:
+                stream.in_group = False
+            else:
+                body = body[margin.end() :]  # the line inside the group's margin
+                if TRACEBACK_HEADER.match(body.strip()) and stream.block is not None:
+                    stream.chain_pending = True  # a sub-exception's traceback: the group's event
         stripped = body.strip()
         is_frame = _FRAME.match(body) is not None or _FRAME_TAIL.search(body) is not None
         indented = body[:1].isspace()
