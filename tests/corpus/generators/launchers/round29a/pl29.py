@@ -36,6 +36,8 @@ from lightning.pytorch.strategies import DDPStrategy
 from torch.utils.data import DataLoader, Dataset
 
 log = logging.getLogger("train")
+# at import time, so that ddp_spawn's children (which import this file, not run main()) log their steps too
+logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 class RegData(Dataset):
@@ -74,9 +76,17 @@ class RegModel(L.LightningModule):
     def _bad(self):
         return self.global_rank == self.hparams.bad_rank and self.global_step == self.hparams.fault_step
 
-    def setup(self, stage):
+    def on_train_start(self):
+        # (inside Trainer's own `set_detect_anomaly(detect_anomaly)` block, so this is not reset before training)
         if self.hparams.fault == "anomaly_nan":
             torch.autograd.set_detect_anomaly(True)
+
+    def on_train_end(self):
+        # runs inside the worker processes (with ddp_spawn the launching process never sees the real step count)
+        if self.global_rank == 0:
+            log.info("training complete: global_step=%d", self.global_step)
+
+    def setup(self, stage):
         if self.hparams.fault == "hostoom" and self.global_rank == self.hparams.bad_rank:
             with open(os.path.join(os.environ["R29A_CGROUP"], "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))   # only this rank is memory-limited
@@ -149,13 +159,12 @@ def main():
     ap.add_argument("--max-steps", type=int, default=8)
     ap.add_argument("--devices", type=int, default=3)
     ap.add_argument("--num-workers", type=int, default=0)
+    ap.add_argument("--log-every", type=int, default=2)    # 50 > batches per epoch -> PossibleUserWarning
     ap.add_argument("--ckpt-path", default=None)       # resume from this checkpoint
     ap.add_argument("--save-ckpt", default=None)       # after fit, rank 0 saves the trainer checkpoint here
     ap.add_argument("--log-dir", default="logs")       # TensorBoardLogger save_dir
     ap.add_argument("--monitor", default=None)         # ModelCheckpoint(monitor=...)
     args = ap.parse_args()
-    logging.basicConfig(level=logging.INFO, stream=sys.stdout,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(1)
     L.seed_everything(0)
     strategy = DDPStrategy(process_group_backend="gloo", timeout=datetime.timedelta(seconds=args.timeout_s),
@@ -164,16 +173,14 @@ def main():
     if args.monitor:
         callbacks.append(ModelCheckpoint(dirpath="ckpt", monitor=args.monitor, mode="min"))
     trainer = L.Trainer(accelerator="cpu", devices=args.devices, strategy=strategy, max_steps=args.max_steps,
-                        val_check_interval=4, limit_val_batches=2, log_every_n_steps=2, callbacks=callbacks,
-                        enable_checkpointing=bool(args.monitor),
+                        val_check_interval=4, limit_val_batches=2, log_every_n_steps=args.log_every,
+                        callbacks=callbacks, enable_checkpointing=bool(args.monitor),
                         logger=[TensorBoardLogger(args.log_dir, name="reg"), CSVLogger(args.log_dir, name="reg_csv")])
     model = RegModel(hidden=args.hidden, fault=args.fault, bad_rank=args.bad_rank, fault_step=args.fault_step,
                      hang_s=args.hang_s)
     trainer.fit(model, datamodule=RegDataModule(num_workers=args.num_workers), ckpt_path=args.ckpt_path)
     if args.save_ckpt:
         trainer.save_checkpoint(args.save_ckpt)
-    if trainer.global_rank == 0:
-        log.info("training complete: global_step=%d", trainer.global_step)
 
 
 if __name__ == "__main__":

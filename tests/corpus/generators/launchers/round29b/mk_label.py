@@ -31,6 +31,8 @@ rank = e.get("rank")
 if e.get("rank_re"):   # rank read from the log (a genuine case where the failing rank varies between runs)
     m = re.search(e["rank_re"], log)
     rank = int(m.group(1)) if m else None
+if e.get("rank_unique_re") and len(re.findall(e["rank_unique_re"], log)) > 1:
+    rank = None   # several ranks show the failure (e.g. two ranks aborted at exit): no single initiating rank
 fatal = e["category"] != "none"
 label = {
     "id": cid,

@@ -31,6 +31,7 @@ start_case() {   # start_case <id> <command...>: runs the command in $WORK, in i
 finish_case() {  # waits for the launcher started by start_case, cleans up, rewrites paths, writes label.json
   wait $CPID; local rc=$?; LAST_RC=$rc
   kill -9 -- -$CPID 2>/dev/null
+  reap
   echo "   exit code $rc"
   rw "$OUT/$CID/log.txt"
   if [ -d "$WORK/logs_$CID" ]; then
@@ -39,18 +40,40 @@ finish_case() {  # waits for the launcher started by start_case, cleans up, rewr
   fi
   python3 "$HERE/mk_label.py" "$OUT/$CID" "$CID" "$rc"
 }
+reap() {         # torchrun starts each worker in its own session: kill (by pid) any train29.py left running in $WORK
+  local p
+  for p in $(pgrep -f "train29.py"); do
+    [ "$(readlink /proc/$p/cwd 2>/dev/null)" = "$WORK" ] && kill -9 "$p" 2>/dev/null && echo "   reaped leftover pid $p"
+  done
+}
 run_case() { want "$1" || return 0; start_case "$@"; finish_case; }
 wait_pid() {     # wait_pid <file>: until a rank (or agent) has written its pid file, up to 60 s
   for _ in $(seq 600); do [ -s "$1" ] && return 0; sleep 0.1; done; echo "   no pid file $1"; return 1
+}
+wait_log() {     # wait_log <text>: until the running case's log has a line with <text>, up to 60 s
+  for _ in $(seq 600); do grep -qF "$1" "$OUT/$CID/log.txt" && return 0; sleep 0.1; done; echo "   no '$1' in the log"; return 1
 }
 LAUNCH="python -m torch.distributed.launch"
 TR() { echo torchrun --nproc-per-node "$1" --master-port "$2"; }
 
 # ---------------- healthy (exit 0) ----------------
 # deprecated torch.distributed.launch --use-env (FutureWarning), 3 ranks, 6 steps
-run_case run29b-launch-healthy $LAUNCH --nproc_per_node 3 --master_port 29901 --use-env $S --what healthy
+# (a healthy run sometimes aborts at interpreter exit, 'terminate called without an active exception', exit -6; see
+# run29b-standalone-teardown-abort: a healthy case is rerun, up to 6 times, until the launcher exits 0)
+healthy() { want "$1" || return 0; for _ in 1 2 3 4 5 6; do run_case "$@"; [ "$LAST_RC" = 0 ] && break; done; }
+healthy run29b-launch-healthy $LAUNCH --nproc_per_node 3 --master_port 29901 --use-env $S --what healthy
 # python -m torch.distributed.run --standalone (its own c10d rendezvous on a free port), 3 ranks
-run_case run29b-standalone-healthy python -m torch.distributed.run --standalone --nproc-per-node 3 $S --what healthy
+healthy run29b-standalone-healthy python -m torch.distributed.run --standalone --nproc-per-node 3 $S --what healthy
+
+# GENUINE, INTERMITTENT (not induced): the same healthy standalone job; after 'training complete' and
+# destroy_process_group() a rank sometimes aborts at interpreter exit ('terminate called without an active
+# exception', exit -6). Rerun (up to 10 times) until the launcher exit is non-zero.
+if want run29b-standalone-teardown-abort; then
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    run_case run29b-standalone-teardown-abort python -m torch.distributed.run --standalone --nproc-per-node 3 $S --what healthy
+    [ "$LAST_RC" != 0 ] && break
+  done
+fi
 
 # ---------------- torch.distributed.launch ----------------
 # --use-env, rank 1 loses the 'label' key of its batch at step 3 -> KeyError
@@ -61,10 +84,16 @@ run_case run29b-launch-localrank-argparse $LAUNCH --nproc_per_node 3 --master_po
 run_case run29b-launch-localrank-osexit $LAUNCH --nproc_per_node 4 --master_port 29904 $S --argstyle both --what osexit --bad-rank 2 --k 2
 
 # ---------------- torchrun: restarts ----------------
+# With the default static rendezvous (--master-port) and the agent's shared TCPStore, the restarted attempts of this
+# gloo job failed in init_process_group (gloo connectFullMesh: Connection refused to stale peer addresses) or hung
+# there (see README: not kept as a case, it is not reproducible the same way twice).
+# The restart cases therefore use a c10d rendezvous on one node with TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (the
+# workers get a fresh TCPStore per attempt, hosted by rank 0), so that every attempt really trains until its fault.
+RZ() { echo torchrun --nnodes 1 --nproc-per-node "$1" --rdzv-backend c10d --rdzv-endpoint "localhost:$2" --rdzv-id "job$2"; }
 # --max-restarts 2: rank 2 hits the same KeyError in every attempt; restarts exhausted
-run_case run29b-torchrun-restarts-same-rank $(TR 3 29905) --max-restarts 2 $S --what raise --bad-rank 2 --k 2
+run_case run29b-torchrun-restarts-same-rank env TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 $(RZ 3 29905) --max-restarts 2 $S --what raise --bad-rank 2 --k 2
 # --max-restarts 2: rank 1 KeyError in attempts 0 and 1, rank 2 ValueError in the last attempt (2)
-run_case run29b-torchrun-restarts-diff-rank $(TR 3 29906) --max-restarts 2 $S --what raise-attempt --bad-rank 1 --last-bad-rank 2 --last-attempt 2 --k 2
+run_case run29b-torchrun-restarts-diff-rank env TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 $(RZ 3 29906) --max-restarts 2 $S --what raise-attempt --bad-rank 1 --last-bad-rank 2 --last-attempt 2 --k 2
 
 # ---------------- torchrun: error files / exit styles ----------------
 # @record on main, --log-dir: rank 1 KeyError; the error file is written and the summary shows the traceback
@@ -79,33 +108,49 @@ run_case run29b-torchrun-osexit $(TR 3 29910) $S --what osexit --bad-rank 1 --k 
 run_case run29b-torchrun-early-exit $(TR 3 29911) --monitor-interval 0.1 $S --what early-exit --bad-rank 2 --k 2 --steps 8
 
 # ---------------- signals sent from outside ----------------
-# SIGINT to rank 1's pid mid-training -> KeyboardInterrupt on rank 1
+# SIGINT to rank 1's pid mid-training (once rank 1 logged step 4) -> KeyboardInterrupt on rank 1
 if want run29b-torchrun-sigint-rank; then
   start_case run29b-torchrun-sigint-rank $(TR 3 29912) $S --what wait-signal --steps 40 --sleep 0.5
-  wait_pid "$WORK/pids_$CID/rank1.pid" && sleep 2 && kill -INT "$(cat "$WORK/pids_$CID/rank1.pid")" && echo "   SIGINT -> rank 1"
+  wait_pid "$WORK/pids_$CID/rank1.pid" && wait_log "rank 1 step 4 loss" && kill -INT "$(cat "$WORK/pids_$CID/rank1.pid")" && echo "   SIGINT -> rank 1"
   finish_case
 fi
-# SIGTERM to the torchrun agent itself mid-training -> SignalException in the agent, workers SIGTERMed
+# SIGTERM to the torchrun agent itself mid-training (once rank 2 logged step 4) -> SignalException in the agent, workers SIGTERMed
 if want run29b-torchrun-agent-sigterm; then
   start_case run29b-torchrun-agent-sigterm $(TR 3 29913) $S --what wait-signal --steps 40 --sleep 0.5
-  wait_pid "$WORK/pids_$CID/rank2.pid" && sleep 2
+  wait_pid "$WORK/pids_$CID/rank2.pid" && wait_log "rank 2 step 4 loss"
   AG=$(pgrep -f -n "torchrun --nproc-per-node 3 --master-port 29913") && kill -TERM "$AG" && echo "   SIGTERM -> agent $AG"
   finish_case
 fi
 
-# ---------------- elastic --nnodes 1:2 ----------------
-# agent A (2 workers) starts alone (min 1 node); agent B (2 workers) joins 15 s later -> re-rendezvous, world size 4;
-# then agent B and its workers are SIGKILLed (the node is lost). --max-restarts 0 on agent A. log.txt = agent A.
-if want run29b-elastic-node-lost; then
-  EL="torchrun --nnodes 1:2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint localhost:29914 --rdzv-id job29b --max-restarts 0"
-  start_case run29b-elastic-node-lost $EL $S --what elastic --steps 200 --sleep 0.5
-  sleep 15
-  ( cd "$WORK" && exec setsid $EL $S --what elastic --steps 200 --sleep 0.5 ) > "$WORK/agentB_$CID.log" 2>&1 &
-  BPID=$!
-  wait_pid "$WORK/pids_$CID/rank3.pid" && sleep 4 && kill -9 -- -$BPID && echo "   SIGKILL -> agent B's process group $BPID"
+# ---------------- elastic --nnodes 1:2 (two agents on this host) ----------------
+# elastic_case <id> <last_call_timeout> <delay>: agent A (2 workers, min 1 max 2 nodes, --max-restarts 0) starts; agent
+# B (2 workers) is started <delay> s later on the same host. As soon as B's workers train, agent B and its workers are
+# SIGKILLed (the node is lost); if they never train, B is killed once A has exited. log.txt = agent A's output only.
+elastic_case() {
+  want "$1" || return 0
+  local EL="torchrun --nnodes 1:2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint localhost:29914 --rdzv-id job-$1 --rdzv-conf last_call_timeout=$2 --max-restarts 0"
+  start_case "$1" $EL $S --what elastic --steps 200 --sleep 0.5
+  local PB="$WORK/pidsB_$CID"; rm -rf "$PB"; mkdir -p "$PB"
+  sleep "$3"
+  ( cd "$WORK" && R29B_PIDDIR="$PB" exec setsid $EL $S --what elastic --steps 200 --sleep 0.5 ) > "$WORK/agentB_$CID.log" 2>&1 &
+  local BPID=$! BW
+  while kill -0 $CPID 2>/dev/null && [ -z "$(ls "$PB")" ]; do sleep 0.2; done
+  if [ -n "$(ls "$PB")" ]; then
+    sleep 5
+    BW=$(pgrep -P "$BPID" | tr '\n' ' ')      # agent B's workers (each in its own session); BPID is agent B itself
+    kill -9 $BPID $BW && echo "   SIGKILL -> agent B ($BPID) and its workers ($BW)"
+  else
+    echo "   agent A exited before agent B's workers started; SIGKILL -> agent B"; kill -9 $BPID
+  fi
   finish_case
   wait $BPID 2>/dev/null
-fi
+}
+# B starts 8 s after A, inside A's 30 s last-call window: one rendezvous of both nodes (world size 4); then B is lost
+elastic_case run29b-elastic-node-lost 30 8
+# GENUINE (meant as the membership-change case): A rendezvouses alone (last_call_timeout 2 s) and trains with world
+# size 2; B joins 12 s later; A stops its workers for the new round, and the re-rendezvous never completes: A times out
+# after 60 s waiting for the role_info keys (DistStoreError) while B's workers never start.
+elastic_case run29b-elastic-rejoin-store-timeout 2 12
 
-rm -rf "$WORK"/logs_* "$WORK"/pids_*
+rm -rf "$WORK"/logs_* "$WORK"/pids*_*
 echo "leftover processes (should be none):"; pgrep -af "train29.py" || true
