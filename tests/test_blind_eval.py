@@ -167,6 +167,14 @@ FLOORS = {
     # totals only (11/19 13/19 14/17 19/19, healthy clean 3/3)
     "dev28": {"category": 0.77, "decisive_line": 0.88, "rank": 0.80, "verdict": 1.00},
     "test28": {"category": 0.57, "decisive_line": 0.68, "rank": 0.82, "verdict": 1.00},
+    # round 29 (47 real runs: Lightning beyond plain DDP (ddp_spawn, fork, LightningCLI, callbacks, sanity checks,
+    # anomaly mode, loggers); torch.distributed.launch, --standalone, restarts exhausted, @record, sys.exit and
+    # os._exit, signals to a rank and to the agent, elastic node loss; 14 runs of 3 ranks sharing one H100 (CUDA OOM,
+    # device asserts, an illegal address, a missing compiler, hangs, a kill, set_device past the GPUs)): scored whole
+    # once, blind, at 5be093f by totals only (38/40 36/40 29/31 39/40, healthy clean 7/7; the GPU runs 12/12 12/12
+    # 11/11 12/12, 2/2); split with seed 20261229; test29 by totals only (20/21 19/21 14/15 20/21, healthy clean 4/4)
+    "dev29": {"category": 0.94, "decisive_line": 0.89, "rank": 0.93, "verdict": 1.00},
+    "test29": {"category": 0.95, "decisive_line": 0.90, "rank": 0.93, "verdict": 0.95},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -175,14 +183,14 @@ def half(request):
 
 
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
-                                    "23", "24", "25", "26", "27", "28"])
+                                    "23", "24", "25", "26", "27", "28", "29"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
                for half in ("dev", "test")}
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
-             "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22}.get(suffix, 60)
+             "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22, "29": 25}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -229,7 +237,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev22": 13, "dev23": 4, "test23": 3,
                     "dev24": 2, "test24": 3, "dev25": 2, "test25": 3,
                     "dev26": 5, "test26": 6, "dev27": 9, "test27": 8,
-                    "dev28": 3, "test28": 3}  # 9-13, 15, 17, 18: failures
+                    "dev28": 3, "test28": 3, "dev29": 3, "test29": 4}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
