@@ -1404,3 +1404,11 @@ def test_an_exception_groups_margins_hide_no_traceback_and_its_sub_exception_dec
     assert root.evidence.text.endswith("ValueError: corrupt record in shard-00003 part 2: bad magic number 0x00000000")
     group = [f for f in report.findings if "ExceptionGroup:" in f.evidence.text]
     assert group and all(f.role is Role.WRAPPER for f in group)
+
+
+def test_a_system_exit_raised_while_handling_another_exception_only_carries_it():
+    # Lightning ddp_spawn (real run): rank 2's KeyError in the sanity check; the others' barrier lost its peer and
+    # mp.spawn's _wrap turned that into `SystemExit: 1` ("During handling of the above exception"): not a cause
+    root = diagnose(str(TESTS / "blind" / "dev29" / "run29a-spawn-sanity-val-raise" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 2
+    assert root.evidence.text == "KeyError: 'label_scale'"

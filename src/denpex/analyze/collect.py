@@ -398,7 +398,7 @@ class Collector:
             entry_id=entry.id,
             category=entry.category,
             title=entry.title,
-            role=Role.WARNING if handled else Role.WRAPPER if _GROUP.match(exception) else Role.CAUSE,
+            role=Role.WARNING if handled else Role.WRAPPER if _wraps(exception, block) else Role.CAUSE,
             fatal=not handled,
             line=line,
             rank=line.rank if record_rank is None else record_rank,
@@ -527,6 +527,12 @@ FAILED_RANKS_FIELD = "failed_ranks"
 _CONTINUATION_REACH = 6  # wrapped lines of a record looked past for the record that introduces a traceback
 # an exception group (Python 3.11+: asyncio.TaskGroup, trio) carries the exceptions that failed: they decide
 _GROUP = re.compile(r"^(?:[\w.]+\.)?(?:Base)?ExceptionGroup$")
+
+
+def _wraps(exception: str, block: Block) -> bool:
+    """An exception that only carries others: an exception group, or the `SystemExit` a handler raised while
+    handling the exception before it in the chain (mp.spawn's `_wrap` exits 1 after a worker's error)."""
+    return _GROUP.match(exception) is not None or (block.chained and exception.rsplit(".", 1)[-1] == "SystemExit")
 
 
 def rank_list(value: object) -> set[int]:
