@@ -175,6 +175,14 @@ FLOORS = {
     # 11/11 12/12, 2/2); split with seed 20261229; test29 by totals only (20/21 19/21 14/15 20/21, healthy clean 4/4)
     "dev29": {"category": 0.94, "decisive_line": 0.89, "rank": 0.93, "verdict": 1.00},
     "test29": {"category": 0.95, "decisive_line": 0.90, "rank": 0.93, "verdict": 0.95},
+    # round 30 (30 real runs: Ray Train's TorchTrainer on CPU (a worker raising, killed, hanging, mismatched,
+    # OOM-killed in a cgroup; driver config errors; every worker failing alike); jobs that succeed while printing
+    # diagnostics (c10d INFO, faulthandler dumps on SIGUSR1, profiler tables, tracemalloc, straggler and memory
+    # warnings, retried errors, skipped steps, recompiles) and failures among them): scored whole once, blind, at
+    # 6e7e213 by totals only (16/16 16/16 11/12 16/16, healthy clean 13/14); split with seed 20261230; test30 by
+    # totals only (8/8 8/8 7/7 8/8, healthy clean 6/7)
+    "dev30": {"category": 1.00, "decisive_line": 1.00, "rank": 0.80, "verdict": 1.00},
+    "test30": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -183,7 +191,8 @@ def half(request):
 
 
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
-                                    "23", "24", "25", "26", "27", "28", "29"])
+                                    "23", "24", "25", "26", "27", "28", "29",
+                                    "30"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -191,7 +200,7 @@ def test_blind_split_is_intact(suffix):
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
-             "29": 25}.get(suffix, 60)
+             "29": 25, "30": 15}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -225,9 +234,9 @@ def test_rates_hold_their_floor(half, check):
 # round 25's held-out healthy runs: 2 of 3 not clean at the split (unread)
 # round 26's: test26 2 of 6 (unread); dev26 1 of 5, a recovered torchrun restart reported as a warning by design
 # round 27's: test27 1 of 8 (unread); round 28's: dev28 1 of 3 at the split, a RichHandler record's handled
-# traceback, clean since rich boxes are read
+# traceback, clean since rich boxes are read; round 30's: test30 1 of 7 (unread)
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
-                                   "test27": 1}
+                                   "test27": 1, "test30": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -238,7 +247,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev22": 13, "dev23": 4, "test23": 3,
                     "dev24": 2, "test24": 3, "dev25": 2, "test25": 3,
                     "dev26": 5, "test26": 6, "dev27": 9, "test27": 8,
-                    "dev28": 3, "test28": 3, "dev29": 3, "test29": 4}  # 9-13, 15, 17, 18: failures
+                    "dev28": 3, "test28": 3, "dev29": 3, "test29": 4,
+                    "dev30": 7, "test30": 7}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
