@@ -183,6 +183,14 @@ FLOORS = {
     # totals only (8/8 8/8 7/7 8/8, healthy clean 6/7)
     "dev30": {"category": 1.00, "decisive_line": 1.00, "rank": 0.80, "verdict": 1.00},
     "test30": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    # round 31 (27 real runs: saving, loading and object-passing failures in multi-rank jobs (weights_only loads,
+    # CUDA-tagged and truncated checkpoints, safetensors, unpicklable all_gather_object / broadcast_object_list
+    # payloads, a full disk, strict state-dict keys, optimizer groups); code written for older releases run on 2.13
+    # and Inductor's C++ toolchain failing on one rank): scored whole once, blind, at 16524d8 by totals only (21/22
+    # 21/22 16/17 22/22, healthy clean 5/5); split with seed 20261231; test31 by totals only (12/12 11/12 9/10
+    # 12/12, healthy clean 2/2)
+    "dev31": {"category": 0.90, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test31": {"category": 1.00, "decisive_line": 0.91, "rank": 0.90, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -192,7 +200,7 @@ def half(request):
 
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
                                     "23", "24", "25", "26", "27", "28", "29",
-                                    "30"])
+                                    "30", "31"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -200,7 +208,7 @@ def test_blind_split_is_intact(suffix):
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
-             "29": 25, "30": 15}.get(suffix, 60)
+             "29": 25, "30": 15, "31": 14}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -248,7 +256,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev24": 2, "test24": 3, "dev25": 2, "test25": 3,
                     "dev26": 5, "test26": 6, "dev27": 9, "test27": 8,
                     "dev28": 3, "test28": 3, "dev29": 3, "test29": 4,
-                    "dev30": 7, "test30": 7}  # 9-13, 15, 17, 18: failures
+                    "dev30": 7, "test30": 7, "dev31": 3, "test31": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
