@@ -1412,3 +1412,10 @@ def test_a_system_exit_raised_while_handling_another_exception_only_carries_it()
     root = diagnose(str(TESTS / "blind" / "dev29" / "run29a-spawn-sanity-val-raise" / "log.txt")).root_cause
     assert root is not None and root.category == "user.code_error" and root.rank == 2
     assert root.evidence.text == "KeyError: 'label_scale'"
+
+
+def test_dynamos_decorator_frames_around_eager_code_do_not_make_it_a_compiler_error():
+    # optimizer.load_state_dict is wrapped by torch._disable_dynamo (torch/_compile.py `inner`, eval_frame.py `_fn`);
+    # its ValueError about parameter groups (real torchrun run, rank 2) is the job's, not the compiler's
+    root = diagnose(str(TESTS / "blind" / "dev31" / "run31a-torchrun-optim-groups" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 2

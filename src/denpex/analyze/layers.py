@@ -143,7 +143,15 @@ def _frame_layer(path: str) -> Layer | None:
 _LIBRARY = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]bin[/\\][\w.\-]+$")
 
 
+# Dynamo's decorator wrappers around eager functions (`torch._disable_dynamo` on optimizer.load_state_dict and
+# others: torch/_compile.py's `inner`, then eval_frame.py's `_fn`): they run what they wrap, so their frames say
+# nothing about which layer raised beneath them
+_WRAPPER_FRAME = re.compile(
+    r'torch[/\\](?:_compile\.py", line \d+, in inner|_dynamo[/\\]eval_frame\.py", line \d+, in _fn)\b')
+
+
 def _by_frames(frames: list[str]) -> Verdict | None:
+    frames = [f for f in frames if not _WRAPPER_FRAME.search(f)]
     paths = [p for p in (frame_path(f) for f in reversed(frames)) if p is not None]
     library: str | None = None
     for i, path in enumerate(paths):
