@@ -192,16 +192,16 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         # what failed after that progress: another rank's own failure (and its echoes) cannot have started here
         later = [c for c in fatal if c is not cand and c.finding.evidence.seq > progress_at]
         causes = [c for c in later if c.finding.role is Role.CAUSE]
-        if later and not (causes and all(_own_failure_elsewhere(c, stream[1]) for c in causes)):
+        if later and not (causes and all(_another_ranks(c, stream[1]) for c in causes)):
             continue
         _survived(cand, f"the job went on after it: its own output shows later progress (line {progress_line})")
 
 
-def _own_failure_elsewhere(cand: Candidate, rank: int | None) -> bool:
-    """A later fatal finding that cannot be what a handled traceback started: another rank's own cause (its
-    uncaught exception, its kill), not a timeout or a lost peer that might echo it."""
-    other = cand.finding.evidence.rank
-    return cand.finding.role is Role.CAUSE and other is not None and rank is not None and other != rank
+def _another_ranks(cause: Candidate, rank: int | None) -> bool:
+    """A later cause (an uncaught exception, a kill) that cannot be what a handled traceback started: it is another
+    rank's own, where both ranks are known."""
+    other = cause.finding.evidence.rank
+    return other is not None and rank is not None and other != rank
 
 
 def _from_the_top(cand: Candidate) -> bool:

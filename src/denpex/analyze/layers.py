@@ -209,12 +209,14 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
         if words is not None:
             return words
     if verdict is not None:
-        if verdict.layer is Layer.DISTRIBUTED and exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
-            return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
-                           f"({verdict.evidence.split('(', 1)[-1].rstrip(')')}): the caller's mistake")
-        if verdict.layer is Layer.DISTRIBUTED and _PRECONDITION.search(message):
-            return Verdict(Layer.USER, "torch.distributed refused the job's setup: its message states a "
-                           f"precondition ({verdict.evidence.split('(', 1)[-1].rstrip(')')})")
+        if verdict.layer is Layer.DISTRIBUTED:
+            where = verdict.evidence.split("(", 1)[-1].rstrip(")")  # the frame the verdict names
+            if exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
+                return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
+                               f"({where}): the caller's mistake")
+            if _PRECONDITION.search(message):
+                return Verdict(Layer.USER, f"torch.distributed refused the job's setup: its message states a "
+                               f"precondition ({where})")
         return verdict
     verdict = _by_origin(origin)
     if verdict is not None:
