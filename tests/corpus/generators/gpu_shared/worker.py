@@ -18,6 +18,17 @@ Scenarios:
   hang          the bad rank sleeps 120 s before the step's all_reduce; the others time out (20 s PG timeout)
   sigkill       the bad rank SIGKILLs itself (no traceback)
   set-device    every rank calls torch.cuda.set_device(local_rank) on a one-GPU machine: ranks 1 and 2 fail
+Added for round 32:
+  triton-smem   the bad rank runs a user Triton kernel whose tl.dot tiles need more shared memory than the SM has
+  triton-compile  the bad rank's user Triton kernel uses tl.arange over 100 elements (not a power of 2)
+  cg-overwrite  the bad rank runs an eval pass through torch.compile(mode="reduce-overhead") and reads an output
+                after a later replay overwrote it (CUDA graph trees)
+  cg-skip-ok    every rank clamps its gradients in place through torch.compile(mode="reduce-overhead"): CUDA graphs
+                are skipped for the mutated input (a perf hint with TORCH_LOGS=perf_hints); the job finishes
+  oom-backward  the bad rank's gradient hook on the head builds a per-sample tensor of tens of TiB in backward
+  oom-compiled  the bad rank runs a compiled retrieval score (x @ x.T over 200k rows): the generated code's buffer
+                does not fit
+  device-mismatch  the bad rank forgets to move its batch to the GPU at the fault step
 """
 from __future__ import annotations
 
@@ -33,7 +44,9 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", "sigkill", "set-device"]
+SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", "sigkill", "set-device",
+             "triton-smem", "triton-compile", "cg-overwrite", "cg-skip-ok", "oom-backward", "oom-compiled",
+             "device-mismatch"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -62,6 +75,38 @@ def bad_store(y: torch.Tensor) -> None:
     fill_rows[(y.shape[0],)](y, 1 << 40, BLOCK=y.shape[1])
 
 
+def big_tiles(dev: torch.device) -> None:
+    """A user Triton matmul with one 512x512 fp16 tile per operand: ~1 MiB of shared memory per program."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def tile_dot(A, B, C, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        a = tl.load(A + offs[:, None] * BLOCK + offs[None, :])
+        b = tl.load(B + offs[:, None] * BLOCK + offs[None, :])
+        tl.store(C + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b))
+
+    a = torch.randn(512, 512, device=dev, dtype=torch.float16)
+    c = torch.empty(512, 512, device=dev, dtype=torch.float32)
+    tile_dot[(1,)](a, a, c, BLOCK=512)
+
+
+def odd_range(dev: torch.device) -> None:
+    """A user Triton kernel written for a hidden size of 100: tl.arange needs a power of 2."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def row_scale(X, n_cols):
+        offs = tl.arange(0, 100)
+        x = tl.load(X + offs, mask=offs < n_cols)
+        tl.store(X + offs, x * 0.5, mask=offs < n_cols)
+
+    x = torch.ones(100, device=dev)
+    row_scale[(1,)](x, 100)
+
+
 def train(rank: int, world: int, a: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s [rank{rank}] %(name)s: %(message)s",
                         force=True)
@@ -80,6 +125,7 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
     torch.manual_seed(0)
     model = TinyLM().to(dev)
     step_fn = torch.compile(model) if a.scenario in ("ok-compiled", "cc-missing") else model
+    clamp_ = torch.compile(lambda g: g.clamp_(-1.0, 1.0), mode="reduce-overhead")
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     gen = torch.Generator(device="cpu").manual_seed(rank)
     for step in range(1, a.steps + 1):
@@ -99,12 +145,36 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
                 time.sleep(120)
             elif a.scenario == "sigkill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            elif a.scenario == "triton-smem":
+                log.info("running the fused projection kernel")
+                big_tiles(dev)
+            elif a.scenario == "triton-compile":
+                log.info("running the row-scale kernel")
+                odd_range(dev)
+            elif a.scenario == "cg-overwrite":
+                log.info("eval pass with CUDA graphs")
+                evaluate = torch.compile(model, mode="reduce-overhead")
+                with torch.no_grad():
+                    outs = [evaluate(tokens[:, :-1].to(dev)) for _ in range(5)]
+                    log.info("eval logits mean %.4f", sum(o.float().mean().item() for o in outs) / len(outs))
+            elif a.scenario == "oom-backward":
+                model.head.weight.register_hook(
+                    lambda g: (g.unsqueeze(0) * torch.ones((1 << 16, *g.shape), device=g.device)).mean(0))
+            elif a.scenario == "oom-compiled":
+                log.info("scoring retrieval candidates")
+                score = torch.compile(lambda x: (x @ x.T).softmax(-1) @ x)
+                score(torch.randn(200_000, 256, device=dev))
+            elif a.scenario == "device-mismatch":
+                logits = step_fn(tokens[:, :-1])
         tokens = tokens.to(dev)
         logits = step_fn(tokens[:, :-1])
         loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), tokens[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).cpu()
+        flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+        if a.scenario == "cg-skip-ok":
+            clamp_(flat)
+        flat = flat.cpu()
         dist.all_reduce(flat)
         flat /= world
         offset = 0
