@@ -61,6 +61,12 @@ _COLLECTOR = re.compile(
     re.VERBOSE,
 )
 _COLLECTOR_FIRST = frozenset("0123456789JFMASOND[")  # how those columns can start: most lines spare the match
+# the host column a cluster shell puts before each line a node printed: GNU parallel's `--tag` / `--tagstring`
+# `node-b<TAB>` (a word and a tab first is nothing else), and pdsh's and ClusterShell's `node-b: `, taken only in an
+# input whose lines nearly all carry one (ingest.host_column decides it per input: line by line, `node-b: ` cannot
+# be told from a message's own `error: ` or `python3: `)
+_TAB_HOST = re.compile(r"^(?P<host>[A-Za-z0-9][\w.\-]*)\t")
+_COLON_HOST = re.compile(r"^(?!\d+: |rank\d)(?P<host>[a-z0-9][a-z0-9_.\-]{0,62}): ")
 # Docker's json-file driver stores each line as `{"log":"<the line>\n","stream":"stderr","time":"..."}`
 _DOCKER_JSON = '{"log":"'
 _WORKER_RANK = re.compile(r"(?<![A-Za-z])(?:TP|rank|Rank|RANK|worker|Worker)[_ =]?(\d+)\b")
@@ -273,10 +279,11 @@ def _tensor_parallel_rank(tags: str, expert_spans_replicas: bool = False) -> int
     return int(found["TP"])
 
 
-def parse(text: str, year: int | None = None) -> Header:
+def parse(text: str, year: int | None = None, host_column: bool = False) -> Header:
     """Strip and record every header we recognise; the body is what the program itself said.
 
-    `year` is the year of an earlier dated line of the same file, for stamps that carry none.
+    `year` is the year of an earlier dated line of the same file, for stamps that carry none; `host_column`: the
+    input is a cluster shell's, every line led by `host: ` (ingest.host_column).
     """
     if text.startswith(_DOCKER_JSON) and len(text) < _JSON_RECORD_MAX:
         text = _docker_line(text)
@@ -285,6 +292,9 @@ def parse(text: str, year: int | None = None) -> Header:
     if rest[:1] in _COLLECTOR_FIRST and (collected := _COLLECTOR.match(rest)) is not None:
         head.host = collected.group("syshost")
         rest = rest[collected.end() :]
+    if rest[:1].isalnum() and (column := (host_column and _COLON_HOST.match(rest)) or _TAB_HOST.match(rest)):
+        head.host = column.group("host")
+        rest = rest[column.end() :]
     local_from_launcher: int | None = None
     srun_label: int | None = None
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:

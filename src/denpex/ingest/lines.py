@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
+from denpex.ingest.host_column import host_tagged
 from denpex.ingest.reading import Reading
 from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
@@ -207,15 +208,16 @@ def shown_segment(text: str) -> str:
 
 
 def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | None, year: int | None,
-               time_hint: float | None = None) -> Line:
+               time_hint: float | None = None, host_column: bool = False) -> Line:
     """One Line from its raw bytes: decode leniently, drop CR and ANSI colours, parse the headers.
 
     `year` is that of the last line with a full date (glog stamps have none); the new one is in Line.year.
+    `host_column`: the input's lines are led by a cluster shell's `host: ` (ingest.host_column).
     """
     if len(raw) > _CUT_LIMIT:  # the fast path frames the whole line: cut it as the line path did
         raw = cut_line(raw)
     text = shown_text(raw.decode("utf-8", "replace"))
-    head = headers.parse(text, year)
+    head = headers.parse(text, year, host_column)
     return Line(
         file=name,
         number=number,
@@ -239,9 +241,10 @@ def framed(source: Source, start_seq: int = 0, reading: Reading | None = None) -
     `reading` collects what the answer must mention (a stream that broke off, NUL bytes)."""
     seq = start_seq
     year: int | None = None
+    tagged = host_tagged(source)
     for number, raw in enumerate(_raw_lines(source_bytes(source, 1 << 20, reading)), start=1):
         seq += 1
-        line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint)
+        line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint, tagged)
         year = line.year
         yield raw, line
 

@@ -12,6 +12,7 @@ from denpex.analyze.collect import AFTER_LINES, Collector
 from denpex.ingest import Source
 from denpex.ingest.framed_text import Frame, open_text
 from denpex.ingest.gzip_members import member_index
+from denpex.ingest.host_column import host_tagged
 from denpex.ingest.lines import build_line, shown_bytes, source_bytes
 from denpex.ingest.reading import Reading
 from denpex.ingest.xz_blocks import block_index
@@ -145,6 +146,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
         if many:  # scanned in a pool: its progress is the files that came back
             parallel.report(source.size_hint())
         year: int | None = None
+        tagged = host_tagged(source)
         last_end = -1
         across_shares = RepeatFilter()
         for region in scan.regions:
@@ -159,7 +161,8 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
             last_end = region.end
             for i, raw in enumerate(raws):
                 number = region.first_line + i
-                line = build_line(raw, source.name, number, base + number, source.rank_hint, year)
+                line = build_line(raw, source.name, number, base + number, source.rank_hint, year,
+                                  host_column=tagged)
                 year = line.year
                 key = admitted.get(i)
                 collector.feed(line, key is not None, key)
