@@ -1419,3 +1419,66 @@ def test_dynamos_decorator_frames_around_eager_code_do_not_make_it_a_compiler_er
     # its ValueError about parameter groups (real torchrun run, rank 2) is the job's, not the compiler's
     root = diagnose(str(TESTS / "blind" / "dev31" / "run31a-torchrun-optim-groups" / "log.txt")).root_cause
     assert root is not None and root.category == "user.code_error" and root.rank == 2
+
+
+# -- cluster shells' host columns (round 32) -------------------------------------------------------------------------
+DEV32 = TESTS / "blind" / "dev32"
+
+
+@pytest.mark.parametrize("engine", ["lines", "hyperscan"])
+def test_pdshs_host_column_is_read_off_so_the_ranks_traceback_is_its_own(engine):
+    # `pdsh -S -R exec -w node-a,node-b ./node.sh ...` (real run): every line is `node-a: ...`; rank 1's KeyError
+    # traceback is read as a traceback (before, the column hid it and torchrun's summary line was taken)
+    root = diagnose(str(DEV32 / "run32a-pdsh-S-raise-nodea" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 1
+    assert root.evidence.text == "node-a: [rank1]: KeyError: 'shard-1-3.tmp'"
+
+
+def test_gnu_parallels_tab_column_is_read_off():
+    # `parallel --tag --line-buffer ./node.sh {} ::: node-a node-b` (real run): `node-b<TAB>[rank2]: KeyError`
+    root = diagnose(str(DEV32 / "run32a-parallel-tag-raise" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 2
+    head = parse("node-b\t[rank2]: KeyError: 'shard-2-3.tmp'")
+    assert (head.host, head.rank, head.body) == ("node-b", 2, "KeyError: 'shard-2-3.tmp'")
+
+
+def test_a_colon_column_is_a_host_only_where_nearly_every_line_has_one():
+    from denpex.ingest.host_column import tagged_head
+
+    pdsh = (DEV32 / "run32a-pdsh-S-raise-nodea" / "log.txt").read_bytes()
+    assert tagged_head(pdsh)
+    assert parse("node-a: [rank1]: KeyError: 'x'", host_column=True).host == "node-a"
+    # line by line, `name: ` is a message's own: not read off without the input's say-so
+    assert parse("python3: can't open file 'train.py'").body == "python3: can't open file 'train.py'"
+    # srun --label's `3: ` is a rank, compiler diagnostics are no hosts, a few tagged lines in a plain log are not it
+    assert not tagged_head(b"0: step 1\n1: step 1\n0: step 2\n1: step 2\n")
+    assert parse("3: KeyError: 'x'", host_column=True).rank == 3
+    assert not tagged_head(b"error: x\nerror: y\nerror: z\n")
+    assert not tagged_head(b"node-a: one\nplain line\nanother plain line\nmore\nnode-a: two\n")
+
+
+def test_a_rankless_traceback_that_every_rank_trained_past_was_handled():
+    # real run (parallel --tag, healthy): each rank logs `[rankN][ERROR] tensorboard not available` and
+    # logger.exception's traceback from the script's top level (`in <module>`), then all four train to the end
+    result = diagnose(str(DEV32 / "run32a-parallel-tag-healthy-cppinfo" / "log.txt"))
+    assert result.verdict is Verdict.CLEAN
+
+
+def test_a_quiet_rank_whose_last_words_say_it_was_done_left_early():
+    # real run: rank 1's shard is shorter; it logs `done: 5 steps, leaving without the final barrier` and exits 0,
+    # its peers lose it in the next all_reduce: its own loop bounds, not a kill
+    root = diagnose(str(DEV32 / "run32b-torchrun-uneven-exit" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "rank-finished-early" and root.rank == 1
+    assert root.category == "user.code_error"
+    # a rank killed after an ordinary step line is still the silent one
+    from denpex.analyze.silence import _FINISHED
+
+    assert not _FINISHED.search("step 5 done, loss 0.31") and not _FINISHED.search("epoch 2 finished")
+    assert _FINISHED.search("training finished after 6 steps") and _FINISHED.search("rank 1 ran out of data")
+
+
+def test_a_distributed_error_that_asks_for_a_call_first_is_the_callers():
+    # ZeroRedundancyOptimizer.state_dict() (real run, rank 1): `Please call consolidate_state_dict(to=1) on all
+    # ranks beforehand`: the job's misuse, not a store or peer failure
+    root = diagnose(str(DEV32 / "run32b-torchrun-zero-state" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 1

@@ -17,7 +17,7 @@ from denpex.model import Comparison, Diagnosis, Evidence, Finding, Line, Role, V
 
 DIVERGENCE_ENTRY = "baseline-divergence"  # files a first divergence no catalog entry explains
 # entries that file what no signature matched: a first divergence from a healthy run says more than they do
-_GENERIC = frozenset({"uncaught_exception", "process_exit", "rank_silence"})
+_GENERIC = frozenset({"uncaught_exception", "process_exit", "rank_silence", "rank_finished"})
 DECISIVE_REASON = "first line that differs from the healthy run"
 CONTEXT_BEFORE, CONTEXT_AFTER = 20, 5  # lines shown around a divergent line made the decisive one
 

@@ -16,7 +16,7 @@ from denpex.analyze import attempts, attribution, silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.ingest.headers import parse
-from denpex.model import CollateralGroup, Diagnosis, Finding, Line, Role, Verdict
+from denpex.model import CollateralGroup, Diagnosis, Evidence, Finding, Line, Role, Verdict
 from denpex.scan.linear_regex import compile_linear
 
 _TIER = {Role.CAUSE: 0, Role.SYMPTOM: 2, Role.COLLATERAL: 3, Role.WRAPPER: 5}
@@ -188,13 +188,28 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         # step 0 (`Epoch 0:   0%|`, a progress bar redrawn as it closes) is where training starts, not progress
         steps_after = collection.progress.steps.get(stream, -1)
         if progress_at <= finding.evidence.seq or steps_after <= max(steps_before, 0):
-            continue
+            if finding.evidence.rank is None and (everyone := _all_went_on(finding.evidence, collection)):
+                stream, (progress_at, progress_line) = (finding.evidence.file, None), everyone
+            else:
+                continue
         # what failed after that progress: another rank's own failure (and its echoes) cannot have started here
         later = [c for c in fatal if c is not cand and c.finding.evidence.seq > progress_at]
         causes = [c for c in later if c.finding.role is Role.CAUSE]
         if later and not (causes and all(_another_ranks(c, stream[1]) for c in causes)):
             continue
         _survived(cand, f"the job went on after it: its own output shows later progress (line {progress_line})")
+
+
+def _all_went_on(evidence: Evidence, collection: Collection) -> tuple[int, int] | None:
+    """A rankless traceback that no process of its file died of: every rank that printed progress in that file
+    printed more after it (the earliest of those later lines: (seq, line number)), so whoever printed it lived on,
+    whatever line came before it (logger.exception at a script's top level prints a traceback from `<module>`)."""
+    ranked = [(at, steps) for (file, rank), at in collection.progress.last.items()
+              if file == evidence.file and rank is not None
+              for steps in (collection.progress.steps.get((file, rank), -1),)]
+    if not ranked or any(at[0] <= evidence.seq or steps <= 0 for at, steps in ranked):
+        return None
+    return min(at for at, _ in ranked)
 
 
 def _another_ranks(cause: Candidate, rank: int | None) -> bool:

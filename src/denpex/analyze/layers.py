@@ -107,7 +107,9 @@ _ARGUMENT_ERRORS = frozenset({"ValueError", "TypeError", "KeyError", "AttributeE
 # accelerator device, but no accelerator device is detected`, `... requires ...`, `... is not supported ...`): the
 # job's setup, not a failure of the peers, the store or the network
 _PRECONDITION = re.compile(
-    r"\b(?:needs|requires|must be|only supports?|(?:is|are) not supported|no \w+ device is detected)\b")
+    r"\b(?:needs|requires|must be|only supports?|(?:is|are) not supported|no \w+ device is detected)\b"
+    # a call the job owed first: `Please call consolidate_state_dict(to=1) on all ranks beforehand`
+    r"|\bplease (?:make sure to )?call\b|\bbeforehand\b")
 
 
 def frame_path(frame: str) -> str | None:

@@ -9,9 +9,12 @@ lines are absent (per-rank files), the rank's silence while every other rank rep
 
 from __future__ import annotations
 
+import re
+
 from denpex.analyze.collect import TORN_DOWN_FIELD, Candidate, Collection, named_rank, rank_list
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
+from denpex.ingest.headers import parse
 from denpex.model import Finding, RankState, Role
 
 # the collateral a rank's sudden death causes on its peers (lost connections, stores that went away)
@@ -19,6 +22,18 @@ _LOSS_CATEGORIES = ("dist.peer_or_store_failure", "dist.nccl_error")
 _OWN_ERRORS = (Role.CAUSE, Role.SYMPTOM)
 # how a launcher that cannot name the signal says a process died (Ray's `Worker exit type: SYSTEM_ERROR`)
 ABNORMAL_EXIT_TYPES = frozenset({"SYSTEM_ERROR", "NODE_DIED", "OUT_OF_MEMORY"})
+# a quiet rank's last words that say it left on purpose: the run as a whole is over for it (`training finished
+# after 6 steps`, `done: 5 steps, leaving`, `no more batches`), not one step or epoch (`step 5 done`), after which
+# a kill is as likely as ever
+_FINISHED = re.compile(
+    r"\b(?:training|train|run|job|loop|worker|rank\s?\d+)\s*(?:is\s+|has\s+)?(?:done|finished|complete|completed|over)\b"
+    r"|\bfinished\s+(?:training|the\s+run|after\s+\d+|all\b)"
+    r"|\bdone\b\W{0,3}(?:after\s+)?\d+\s+(?:steps|iterations|iters|batches|epochs)\b"
+    r"|\b(?:leaving|exiting)\b"
+    r"|\b(?:out\s+of|no\s+more|exhausted(?:\s+its|\s+the)?)\s+(?:data|batches|samples)\b"
+    r"|\bend\s+of\s+(?:data|dataset|training)\b",
+    re.IGNORECASE,
+)
 
 
 def promote_bare_exits(cands: list[Candidate]) -> None:
@@ -76,10 +91,13 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     quiet = lone_quiet_rank(cands, collection)
     if quiet is None:
         return None
-    entry = catalog.generic("rank_silence")
+    state = collection.ranks[quiet[0]]
+    last = state.last_line or state.first_line
+    finished = last is not None and _FINISHED.search(parse(last.text).body) is not None
+    entry = catalog.generic("rank_finished" if finished else "rank_silence")
     if entry is None:
         return None
-    return _silence_candidate(collection.ranks[quiet[0]], quiet[1], entry)
+    return _silence_candidate(state, quiet[1], entry, finished)
 
 
 def lone_quiet_rank(cands: list[Candidate], collection: Collection) -> tuple[int, list[int]] | None:
@@ -103,16 +121,18 @@ def lone_quiet_rank(cands: list[Candidate], collection: Collection) -> tuple[int
     return quiet[0].rank, sorted(reporters)
 
 
-def _silence_candidate(state: RankState, reporters: list[int], entry: Entry) -> Candidate:
+def _silence_candidate(state: RankState, reporters: list[int], entry: Entry, finished: bool = False) -> Candidate:
     last = state.last_line or state.first_line
     assert last is not None
     span = ",".join(str(r) for r in reporters)
+    how = ("its last line says it was done: it left while they still called collectives" if finished
+           else "it died without a Python traceback")
     finding = Finding(
         entry_id=entry.id, category=entry.category, title=entry.title, role=Role.CAUSE, fatal=True,
         evidence=last, fields={"silent_rank": state.rank, "reporting_ranks": span}, confidence="low",
         reason=(
             f"every error in the log is another rank's report of losing a peer (ranks {span}); rank {state.rank} "
-            "printed no error at all: it died without a Python traceback"
+            f"printed no error at all: {how}"
         ),
         rank_reason=f"silent: rank {state.rank} stopped at its last line while ranks {span} lost their connection "
         "to it",

@@ -201,11 +201,13 @@ class Entry:
     # entry explains under them (user code vs PyTorch's compiler internals, told apart by the last frame)
     # "process_exit" entries file a command that `denpex run` saw fail when no line of its output explains it
     # "rank_silence" entries file the one rank that printed nothing while its peers report losing it
+    # "rank_finished" entries file that rank when its last line says it was done (it left the loop early)
     # "refinement" entries are reached only through other entries' `refine` rules (a kind of error in a place)
     # "baseline" entries file the first line that differs from a healthy run (diagnose --baseline) when nothing
     # else explains the failure
     matched_by: Literal[
-        "signature", "uncaught_exception", "process_exit", "rank_silence", "refinement", "baseline"
+        "signature", "uncaught_exception", "process_exit", "rank_silence", "rank_finished", "refinement",
+        "baseline",
     ] = "signature"
     # for "uncaught_exception" entries: the layer whose unexplained exceptions this entry files (each layer
     # falls back to its own generic entry: analyze/layers.py tells which layer raised an exception)
