@@ -1482,3 +1482,14 @@ def test_a_distributed_error_that_asks_for_a_call_first_is_the_callers():
     # ranks beforehand`: the job's misuse, not a store or peer failure
     root = diagnose(str(DEV32 / "run32b-torchrun-zero-state" / "log.txt")).root_cause
     assert root is not None and root.category == "user.code_error" and root.rank == 1
+
+
+def test_pipe_separated_columns_with_a_level_are_a_header_and_a_rank_of_world_column_is_the_rank():
+    # `%(rank)s/%(world)s | %(asctime)s | %(levelname)s | ` with a sys.excepthook that logs every traceback line
+    # (real mpirun run, no --tag-output): rank 3's KeyError traceback is read as one
+    head = parse("3/4 | 02:01:28 | ERROR | KeyError: 'shard-0003/sample-00410.partial'")
+    assert (head.rank, head.level, head.body) == (3, "E", "KeyError: 'shard-0003/sample-00410.partial'")
+    assert parse("a | b | c").body == "a | b | c" and parse("7/4 | 02:01:28 | INFO | x").rank is None
+    root = diagnose(str(TESTS / "blind" / "dev33" / "run33a-mpirun-frac-raise-hook" / "log.txt")).root_cause
+    assert root is not None and root.rank == 3
+    assert root.evidence.text.endswith("KeyError: 'shard-0003/sample-00410.partial'")

@@ -113,6 +113,11 @@ _PYLOG = re.compile(
 )
 # rich's RichHandler: `[23:42:56] ERROR    message    file.py:81`, the time column blank (11 spaces) while it repeats
 _RICH_RECORD = re.compile(r"^(?:\[\d\d:\d\d:\d\d(?:\.\d+)?\] | {11})(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) +")
+# a format of `|`-separated columns with a level among them (`%(rank)s/%(world)s | %(asctime)s | %(levelname)s | `,
+# loguru-style `{time} | {level: <8} | `): up to four columns before the level; a `R/W` column is the rank
+_PIPE_COLUMNS = re.compile(
+    r"^(?P<cols>(?:[^|]{1,40}?\s\|\s){0,4}?)(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s*\|\s?")
+_RANK_OF_WORLD = re.compile(r"^\s*(?P<rank>\d{1,5})/(?P<world>\d{1,5})\s*$")
 _PYLOG_BARE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):")
 _VLLM = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)"
@@ -374,6 +379,13 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         rest = rest[found.end() :]
     elif rest[:1] in "[ " and (found := _RICH_RECORD.match(rest)):
         head.level = _LEVEL_NAMES[found.group("level")]
+        rest = rest[found.end() :]
+    elif "|" in rest[:200] and (found := _PIPE_COLUMNS.match(rest)):
+        head.level = _LEVEL_NAMES[found.group("level")]
+        for column in found.group("cols").split(" | "):
+            of_world = _RANK_OF_WORLD.match(column)
+            if of_world and head.rank is None and int(of_world.group("rank")) < int(of_world.group("world")):
+                head.rank = int(of_world.group("rank"))
         rest = rest[found.end() :]
     elif found := _PYLOG_BARE.match(rest):
         head.level = _LEVEL_NAMES[found.group("level")]
