@@ -29,6 +29,12 @@ Added for round 32:
   oom-compiled  the bad rank runs a compiled retrieval score (x @ x.T over 200k rows): the generated code's buffer
                 does not fit
   device-mismatch  the bad rank forgets to move its batch to the GPU at the fault step
+Added for round 34:
+  oom-backward-big  oom-backward with a 2**20-sample hook (512 TiB): the OOM it was meant to be
+  triton-stages the bad rank's user Triton matmul pipelines 8 stages of 128x128 fp16 tiles (512 KiB of shared memory)
+  compiled-assert  every rank runs the model through torch.compile; the bad rank's token ids run past the embedding
+                table, so Inductor's generated kernel's device assert fires
+  autotune-ok   every rank compiles with mode="max-autotune-no-cudagraphs" (autotuning tables); the job finishes
 """
 from __future__ import annotations
 
@@ -46,7 +52,7 @@ import torch.nn as nn
 
 SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", "sigkill", "set-device",
              "triton-smem", "triton-compile", "cg-overwrite", "cg-skip-ok", "oom-backward", "oom-compiled",
-             "device-mismatch"]
+             "device-mismatch", "oom-backward-big", "triton-stages", "compiled-assert", "autotune-ok"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -107,6 +113,27 @@ def odd_range(dev: torch.device) -> None:
     row_scale[(1,)](x, 100)
 
 
+def staged_matmul(dev: torch.device) -> None:
+    """A user Triton matmul that asks for 8 pipeline stages of two 128x128 fp16 tiles each."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def mm(A, B, C, K, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+        for k in range(0, K, BLOCK):
+            a = tl.load(A + offs[:, None] * K + (k + offs[None, :]))
+            b = tl.load(B + (k + offs[:, None]) * BLOCK + offs[None, :])
+            acc += tl.dot(a, b)
+        tl.store(C + offs[:, None] * BLOCK + offs[None, :], acc)
+
+    a = torch.randn(128, 2048, device=dev, dtype=torch.float16)
+    b = torch.randn(2048, 128, device=dev, dtype=torch.float16)
+    c = torch.empty(128, 128, device=dev, dtype=torch.float32)
+    mm[(1,)](a, b, c, 2048, BLOCK=128, num_stages=8)
+
+
 def train(rank: int, world: int, a: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s [rank{rank}] %(name)s: %(message)s",
                         force=True)
@@ -124,7 +151,9 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
     log.info("world=%d device=%s (%s) scenario=%s", world, dev, torch.cuda.get_device_name(dev), a.scenario)
     torch.manual_seed(0)
     model = TinyLM().to(dev)
-    step_fn = torch.compile(model) if a.scenario in ("ok-compiled", "cc-missing") else model
+    step_fn = torch.compile(model) if a.scenario in ("ok-compiled", "cc-missing", "compiled-assert") else model
+    if a.scenario == "autotune-ok":
+        step_fn = torch.compile(model, mode="max-autotune-no-cudagraphs")
     clamp_ = torch.compile(lambda g: g.clamp_(-1.0, 1.0), mode="reduce-overhead")
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     gen = torch.Generator(device="cpu").manual_seed(rank)
@@ -164,6 +193,14 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
                 log.info("scoring retrieval candidates")
                 score = torch.compile(lambda x: (x @ x.T).softmax(-1) @ x)
                 score(torch.randn(200_000, 256, device=dev))
+            elif a.scenario == "oom-backward-big":
+                model.head.weight.register_hook(
+                    lambda g: (g.unsqueeze(0) * torch.ones((1 << 20, *g.shape), device=g.device)).mean(0))
+            elif a.scenario == "triton-stages":
+                log.info("running the staged projection kernel")
+                staged_matmul(dev)
+            elif a.scenario == "compiled-assert":
+                tokens = tokens + VOCAB // 2  # ids past the table: a tokenizer/vocab mismatch
             elif a.scenario == "device-mismatch":
                 logits = step_fn(tokens[:, :-1])
         tokens = tokens.to(dev)
