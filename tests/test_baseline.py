@@ -18,7 +18,8 @@ from tests.conftest import CORPUS
 
 PAIRS = sorted(p for p in (CORPUS / "pairs").iterdir() if (p / "label.json").is_file())
 EXAMPLES = Path(__file__).parent.parent / "src" / "denpex" / "examples"
-_GENERIC = {"uncaught_exception", "process_exit", "rank_silence"}  # entries that file what no signature matched
+# entries that file what no signature matched
+_GENERIC = {"uncaught_exception", "process_exit", "rank_silence", "rank_finished"}
 
 
 def _diagnose(*args: str) -> dict:
