@@ -380,7 +380,7 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
     elif rest[:1] in "[ " and (found := _RICH_RECORD.match(rest)):
         head.level = _LEVEL_NAMES[found.group("level")]
         rest = rest[found.end() :]
-    elif "|" in rest[:200] and (found := _PIPE_COLUMNS.match(rest)):
+    elif "|" in rest[:200] and not rest.startswith("{") and (found := _PIPE_COLUMNS.match(rest)):
         head.level = _LEVEL_NAMES[found.group("level")]
         for column in found.group("cols").split(" | "):
             of_world = _RANK_OF_WORLD.match(column)
