@@ -1493,3 +1493,43 @@ def test_pipe_separated_columns_with_a_level_are_a_header_and_a_rank_of_world_co
     root = diagnose(str(TESTS / "blind" / "dev33" / "run33a-mpirun-frac-raise-hook" / "log.txt")).root_cause
     assert root is not None and root.rank == 3
     assert root.evidence.text.endswith("KeyError: 'shard-0003/sample-00410.partial'")
+
+
+# -- round 34: point-to-point rings, monitored barriers, a rank's last words ------------------------------------------
+DEV34 = TESTS / "blind" / "dev34"
+
+
+def test_a_barrier_that_waited_on_a_killed_rank_is_the_kills_echo():
+    # mp.spawn (real run): rank 2 SIGKILLed before dist.monitored_barrier; rank 0 reports `Rank 2 failed to pass
+    # monitoredBarrier in 15000 ms` (printed first), then spawn reports `process 2 terminated with signal SIGKILL`
+    result = diagnose(str(DEV34 / "run34b-spawn-mbar-kill" / "log.txt"))
+    root = result.root_cause
+    assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 2
+    barrier = [f for f in result.findings if f.entry_id == "monitored-barrier-timeout"]
+    assert barrier and all(f.role is Role.COLLATERAL for f in barrier)
+
+
+def test_among_echoes_a_timeout_comes_before_the_connections_it_closes():
+    # a send/recv ring (real run): rank 2 never posts its isend; rank 0's recv times out after 15 s and exits, and
+    # rank 1 then finds its connection closed; rank 1's traceback is printed first all the same
+    root = diagnose(str(DEV34 / "run34b-torchrun-ring-nosend" / "log.txt")).root_cause
+    assert root is not None and root.category == "dist.collective_timeout"
+    assert "Timed out waiting 15000ms for recv operation to complete" in root.evidence.text
+
+
+def test_a_distributed_exception_about_shapes_that_do_not_match_is_a_mismatch_not_a_peer_failure():
+    # torch.distributed.pipelining (real run): stage 1's output is 8 wide where the next stage sends back 16-wide
+    # gradients: `Mismatch in shape: grad_output[0] has a shape of torch.Size([2, 16]) and output[0] ...`
+    root = diagnose(str(DEV34 / "run34b-torchrun-pipe-shape" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "distributed-mismatch-uncaught" and root.rank == 1
+    assert root.category == "dist.collective_mismatch"
+
+
+@pytest.mark.parametrize("engine", ["lines", "hyperscan"])
+def test_a_ranks_last_error_record_before_a_bare_exit_is_its_statement(engine):
+    # mp.spawn (real run): `CRITICAL [rank1] train: validation check failed: ...; aborting`, then sys.exit(2): no
+    # traceback; spawn's `process 1 terminated with exit code 2` is the report, the record says why
+    root = diagnose(str(DEV34 / "run34a-spawn-validate-exit2" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.rank == 1 and root.rank_evidence == "own_output"
+    assert "validation check failed: rank 1 has 0 validation samples" in root.evidence.text
+    assert root.fields["stated_after"].endswith("process 1 terminated with exit code 2")

@@ -153,6 +153,48 @@ def _echoes(cands: list[Candidate], collection: Collection) -> None:
                                f"({first.finding.entry_id})")
 
 
+# reports of a process's death by a signal, with the rank that died (a SIGKILL, a native crash)
+_DEATH_ENTRIES = frozenset({"host-oom-killed", "worker-segfault"})
+_WAIT_CATEGORIES = ("dist.collective_timeout", "dist.peer_or_store_failure")
+
+
+def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
+    """Among echoes only, a collective's timeout comes before the lost connections it causes: the rank that timed
+    out exits, and its peers then find it gone. Printed order says nothing here (each rank's traceback is flushed
+    when it exits); only clocks could show a loss first."""
+    if any(c.finding.role is not Role.COLLATERAL for c in pool):
+        return pool
+    timeouts = [c for c in pool if c.finding.category == "dist.collective_timeout"]
+    losses = [c for c in pool if c.entry is not None and c.entry.id == "peer-connection-lost"]
+    if not timeouts or not losses:
+        return pool
+    first_timeout = min((c.finding.evidence.timestamp for c in timeouts if c.finding.evidence.timestamp is not None),
+                        default=None)
+    if first_timeout is not None and any(c.finding.evidence.timestamp is not None
+                                         and c.finding.evidence.timestamp < first_timeout for c in losses):
+        return pool  # the clocks say a connection was lost before any timeout fired
+    return [c for c in pool if c not in losses]
+
+
+def _waited_on_the_dead(cands: list[Candidate]) -> None:
+    """A report that rank R did not arrive (a timeout or a barrier naming R) where the launcher reports R killed by
+    a signal: R's death is the cause, the wait its echo on the ranks that waited, whichever was printed first."""
+    dead = {c.finding.evidence.rank if c.finding.evidence.rank is not None else named_rank(c.finding.fields): c
+            for c in cands if c.finding.fatal and c.finding.role is Role.CAUSE and c.entry is not None
+            and c.entry.id in _DEATH_ENTRIES}
+    for cand in cands:
+        finding = cand.finding
+        if not finding.fatal or finding.role is not Role.CAUSE or finding.category not in _WAIT_CATEGORIES:
+            continue
+        named = named_rank(finding.fields)
+        death = dead.get(named) if named is not None else None
+        if death is None:
+            continue
+        finding.role = Role.COLLATERAL
+        finding.reason = (f"an echo: rank {named}, which it waited on, was killed (line "
+                          f"{death.finding.evidence.line}, {death.finding.entry_id})")
+
+
 def _out_of_step(root: Candidate, catalog: Catalog) -> None:
     """Timeouts that show one rank in another collective than the rest have a visible cause: the ranks' calls
     disagree (a rank skipped a barrier, took another branch). File the odd rank's report as that mismatch."""
@@ -390,8 +432,10 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
                 and not _from_the_top(cand)):
             _survived(cand, "its log record says the error was handled (a choice skipped, a fallback taken)")
     _echoes(cands, collection)  # after the errors the job lived through stopped being fatal: no echo of those
+    _waited_on_the_dead(cands)
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
         silence.promote_bare_exits(cands)
+        silence.last_words(cands, collection)
         quiet = silence.silent_rank(cands, collection, catalog)
         if quiet is not None:
             cands = [*cands, quiet]
@@ -408,7 +452,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     if fatal:
         verdict = Verdict.FAILURE
         best = min(_tier(c) for c in fatal)
-        root = _pick([c for c in fatal if _tier(c) == best], notes)
+        root = _pick(_timeouts_before_losses([c for c in fatal if _tier(c) == best]), notes)
         root.finding.reason = root.finding.reason or _why(root, fatal)
     elif warnings:
         verdict = Verdict.WARNING

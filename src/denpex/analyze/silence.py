@@ -71,6 +71,32 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
         finding.rank_evidence = "silent"
 
 
+def last_words(cands: list[Candidate], collection: Collection) -> None:
+    """A rank that logged an error record as its last line and then exited non-zero (`CRITICAL validation check
+    failed ...; aborting`, then sys.exit(2)) said why: that record, not the launcher's report of the exit, is the
+    decisive line. A signal's death says nothing of the kind (a kill cuts the rank off mid-word)."""
+    for cand in cands:
+        finding = cand.finding
+        code = finding.fields.get("exitcode")
+        if finding.role is not Role.CAUSE or finding.rank_evidence != "silent" or code is None:
+            continue
+        if not str(code).isdigit() or int(str(code)) == 0:
+            continue  # a negative code is a signal's
+        rank = named_rank(finding.fields)
+        state = collection.ranks.get(rank) if rank is not None else None
+        last = state.last_line if state is not None else None
+        if last is None or last.seq >= finding.evidence.seq or parse(last.text).level not in ("E", "F"):
+            continue
+        finding.fields.setdefault("stated_after", finding.evidence.text[:200])
+        finding.evidence = last
+        finding.context_before, finding.context_after = [], []
+        finding.reason = (f"rank {rank} logged this error as its last line, then exited with code {code} without a "
+                          "traceback: its own statement of why; the other ranks' errors answer it")
+        finding.rank_evidence = "own_output"
+        finding.rank_reason = (f"its own output: rank {rank}'s last line, before the launcher reported its exit "
+                               f"(code {code})")
+
+
 def _echo_after_failure(cand: Candidate, cands: list[Candidate]) -> bool:
     """An abort on the way out (`terminate called without an active exception`) printed after other errors: what
     any process torn down by SIGABRT may print once the job has failed, so it is no rank's error of its own. (With
