@@ -44,6 +44,18 @@ _STATEMENT = re.compile(
     r"|[Uu]nsupported|[Ii]nvalid|[Ee]xpected|out of)\b"
 )
 # a log record that says its error was handled: one autotuning choice failed and is skipped, a fallback ran
+# Python's report of an exception it could not raise and went on from (sys.unraisablehook: a destructor, an atexit
+# callback, a ctypes callback, a finalizer): `Exception ignored in: <function Tmp.__del__ at 0x...>`, then its traceback
+_IGNORED = re.compile(r"^Exception ignored (?:in|on|while)\b")
+_IGNORED_REACH = 2  # lines before the traceback's header: another process's line may come between (interleaving)
+
+
+def _ignored_by_python(header: Line, ring: deque[Line]) -> bool:
+    """The traceback starting at `header` is one Python printed and ignored (the line just before says so)."""
+    before = [ln for ln in list(ring)[-_IGNORED_REACH:] if ln.file == header.file]
+    return any(_IGNORED.search(ln.body) for ln in before)
+
+
 _HANDLED = re.compile(
     r"Ignoring this choice|[Ss]kipping (?:this )?(?:choice|config)|[Ff]alling back to eager|[Ff]all(?:ing)? back to"
     r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry|[Rr]etrying\b"
@@ -84,6 +96,8 @@ class Collection:
     uncaught_blocks: int = 0
     counts: dict[tuple[str, int | None, Role], int] = field(default_factory=dict)  # every occurrence, kept or not
     handled_events: set[tuple[object, ...]] = field(default_factory=set)  # log records that said they recovered
+    # tracebacks Python printed as exceptions it ignored (`Exception ignored in: <function Tmp.__del__ ...>`)
+    ignored_events: set[tuple[object, ...]] = field(default_factory=set)
     error_records: list[Candidate] = field(default_factory=list)  # unexplained C++ error records, last resort
     progress: StreamProgress = field(default_factory=StreamProgress)  # training steps per stream (file, rank)
     repeated_lines: int = 0  # copies of analysed candidate lines that were only counted (scan.repeats)
@@ -172,6 +186,8 @@ class Collector:
         if kind is Kind.HEADER and block is not None and self._after_handled_record.get(stream):
             # logger.exception's layout: the record that says it goes on, then the traceback it caught
             self.result.handled_events.add(("tb", block.block_id))
+        if kind is Kind.HEADER and block is not None and _ignored_by_python(line, ring):
+            self.result.ignored_events.add(("tb", block.block_id))
         if kind is Kind.HEADER and block is not None and line.rank is None:
             self._note_intro(line, block, ring)
         handled_record = line.level is not None and line.timestamp is not None and _HANDLED.search(line.body)

@@ -431,6 +431,10 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         if (cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE
                 and not _from_the_top(cand)):
             _survived(cand, "its log record says the error was handled (a choice skipped, a fallback taken)")
+    for cand in cands:
+        if cand.event in collection.ignored_events and cand.finding.fatal:
+            _survived(cand, "Python printed it as an exception it ignored (`Exception ignored in ...`: a destructor, "
+                            "an atexit callback): the program went on")
     _echoes(cands, collection)  # after the errors the job lived through stopped being fatal: no echo of those
     _waited_on_the_dead(cands)
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
