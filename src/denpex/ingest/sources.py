@@ -371,7 +371,7 @@ def _pipe_source(path: Path, display: str, rank: int | None, fifo: bool) -> Sour
     try:
         head = handle.read(_SNIFF_BYTES)
         compression = sniff_compression(head[:16])
-        if compression is None and b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        if compression is None and binary_head(head) and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
             handle.close()  # /dev/zero, /dev/urandom: say so now rather than read without end
             raise NotTextError(f"not a text log (binary data): {display}")
         return _buffered(display, head, handle, compression, rank)
@@ -531,6 +531,25 @@ def check_readable(source: Source) -> None:
     _check_head(source, head, complete=len(head) < _SNIFF_BYTES)
 
 
+_NUL_RUN = b"\x00" * 8  # zero-filled blocks: a preallocated or crashed file, /dev/zero
+_MOST_STRAY_NULS = 200  # one NUL per this many bytes at most: a C string written with its terminator is text
+_MOST_UNREADABLE = 0.1  # share of the head that may be invalid UTF-8 or control characters
+_TEXT_CONTROLS = frozenset("\t\n\r\x1b\x08\x0c\x07\x00")
+
+
+def binary_head(head: bytes) -> bool:
+    """Whether the first bytes of an input are binary data rather than a log.
+
+    A log may hold a stray NUL: PyTorch's DataLoader prints `ERROR: Unexpected segmentation fault encountered in
+    worker.` with its C string's terminator. Binary data has runs of NULs (zero-filled blocks), NULs throughout (an
+    image, an executable, UTF-16 without a BOM) or bytes that are neither UTF-8 nor text (/dev/urandom)."""
+    if _NUL_RUN in head or head.count(0) > max(4, len(head) // _MOST_STRAY_NULS):
+        return True
+    text = head.decode("utf-8", "replace")
+    unreadable = text.count("\ufffd") + sum(1 for ch in text if ch < " " and ch not in _TEXT_CONTROLS)
+    return unreadable > _MOST_UNREADABLE * max(len(text), 1)
+
+
 def read_head(source: Source, size: int) -> bytes:
     """At least the first `size` bytes of a source's text (all of it if shorter), decompressed; text before a
     break-off in a compressed stream still counts (a note-taking Reading keeps the error from raising)."""
@@ -553,7 +572,7 @@ def _check_head(source: Source, head: bytes, complete: bool) -> None:
     # line by line: an unterminated OSC (`\x1b]...`) ends with its line, it does not swallow the lines after it
     if b"\x1b" in head and complete and not any(_ANSI_BYTES.sub(b"", ln).strip() for ln in head.splitlines()):
         raise NotTextError(f"empty input (only terminal control codes): {source.name}")
-    if b"\x00" in head:
+    if binary_head(head):
         raise NotTextError(f"not a text log (binary data): {source.name}")
 
 
