@@ -1542,3 +1542,37 @@ def test_a_traceback_python_printed_as_ignored_is_no_failure():
     for engine in ("lines", "hyperscan"):
         result = diagnose(str(DEV34 / "run34a-torchrun-exit-ignored-healthy" / "log.txt"), engine=engine)
         assert result.verdict is Verdict.CLEAN
+
+
+# -- round 35: a stray NUL in a real log, a store host that does not resolve ------------------------------------------
+DEV35 = TESTS / "blind" / "dev35"
+
+
+def test_a_log_with_pytorchs_nul_terminated_segfault_message_is_read():
+    # a DataLoader worker segfaults (real torchrun run): PyTorch writes `ERROR: Unexpected segmentation fault
+    # encountered in worker.` with its C string's NUL; before, the whole log was refused as binary data
+    from denpex.ingest.sources import binary_head
+
+    raw = (DEV35 / "run35b-torchrun-worker-segv" / "log.txt").read_bytes()
+    assert raw.count(0) >= 1 and not binary_head(raw[:8192])
+    root = diagnose(str(DEV35 / "run35b-torchrun-worker-segv" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 2
+    # binary data stays refused: zero-filled blocks, NULs throughout, bytes that are not text
+    assert binary_head(bytes(4096)) and binary_head("ab\n".encode("utf-16-le") * 200)
+    assert binary_head(bytes(range(256)) * 16)
+
+
+def test_a_resolver_error_for_the_store_host_is_the_cause_of_the_store_timeout_after_it():
+    # node-b given `--master-addr trainer-0.cluster.invalid` (real two-agent run): its c10d client warns `The IPv6
+    # network addresses of (trainer-0.cluster.invalid, 29820) cannot be retrieved (gai error: -2 - Name or service
+    # not known)` while it retries; node-a's store then times out waiting for clients, its echo
+    root = diagnose(str(DEV35 / "run35a-static-master-addr-unresolvable" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "store-host-unresolvable" and root.fatal
+    assert root.fields["host"] == "trainer-0.cluster.invalid"
+    # the IPv6 noise of a host without IPv6 (gai error -9) is not it
+    from denpex.catalog import load
+    from denpex.scan.engine import LineMatcher
+
+    noise = "[W socket.cpp:663] [c10d] The IPv6 network addresses of (localhost, 29500) cannot be retrieved (gai " \
+            "error: -9 - Address family for hostname not supported)."
+    assert not [h for h in LineMatcher(load()).match(_line(noise)) if h.entry.id == "store-host-unresolvable"]
