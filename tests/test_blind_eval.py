@@ -222,6 +222,15 @@ FLOORS = {
     # seed 20261235; test35 by totals only (17/19 16/19 10/12 19/19, healthy clean 4/4)
     "dev35": {"category": 0.94, "decisive_line": 0.94, "rank": 0.80, "verdict": 0.94},
     "test35": {"category": 0.89, "decisive_line": 0.84, "rank": 0.83, "verdict": 1.00},
+    # round 36 (45 real runs: one rank's environment differs (missing data, read-only and full checkpoint dirs, env
+    # vars, a stale module on PYTHONPATH, the system python, ulimit -v / -n, LC_ALL=C, a wrong MASTER_PORT) under
+    # torchrun, mp.spawn and mpirun; logs as tools store them (moreutils ts, script's typescript, two runs appended,
+    # tail -n 60, head -c, split stdout/stderr, nbconvert markdown, IPython, gzip)): scored whole once, blind, at
+    # b986176 by totals only (33/35 32/35 33/35 35/35, healthy clean 9/10; a first scoring before five cases were
+    # put in the corpus layout, two of them unread, gave 31/33 29/33 31/33 33/33, 9/10); split with seed 20261236;
+    # test36 by totals only (17/18 17/18 18/18 18/18, healthy clean 4/5)
+    "dev36": {"category": 0.94, "decisive_line": 0.88, "rank": 0.88, "verdict": 1.00},
+    "test36": {"category": 0.94, "decisive_line": 0.94, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -231,7 +240,7 @@ def half(request):
 
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
                                     "23", "24", "25", "26", "27", "28", "29",
-                                    "30", "31", "32", "33", "34", "35"])
+                                    "30", "31", "32", "33", "34", "35", "36"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -239,7 +248,7 @@ def test_blind_split_is_intact(suffix):
     assert on_disk == {"dev": split["dev"], "test": split["test"]}
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
-             "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23}.get(suffix, 60)
+             "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -277,10 +286,10 @@ def test_rates_hold_their_floor(half, check):
 # traceback, clean since rich boxes are read; round 30's: test30 1 of 7 (unread); round 32's: test32 1 of 5 at the
 # split (unread), none since the cluster shells' host columns are read off; round 33's: test33 2 of 4 (unread),
 # dev33 1 of 5 at the split; round 34's: test34 2 of 10 (unread), dev34 2 of 9 at the split (1 since ignored
-# exceptions are read: a recovered torchrun restart, a warning by design)
+# exceptions are read: a recovered torchrun restart, a warning by design); round 36's: test36 1 of 5 (unread)
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
                                    "test30": 1, "dev33": 1, "test33": 2,
-                                   "dev34": 1, "test34": 2}
+                                   "dev34": 1, "test34": 2, "test36": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -294,7 +303,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev28": 3, "test28": 3, "dev29": 3, "test29": 4,
                     "dev30": 7, "test30": 7, "dev31": 3, "test31": 2,
                     "dev32": 5, "test32": 5, "dev33": 5, "test33": 4,
-                    "dev34": 9, "test34": 10, "dev35": 4, "test35": 4}  # 9-13, 15, 17, 18: failures
+                    "dev34": 9, "test34": 10, "dev35": 4, "test35": 4,
+                    "dev36": 5, "test36": 5}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

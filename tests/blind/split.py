@@ -14,6 +14,7 @@ records the seed and the resulting assignment. Labels were written before Denpex
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import re
@@ -57,15 +58,26 @@ def problems(case: Path) -> list[str]:
     if not decisive:
         return out + ["no decisive_line"]
     if label.get("decisive_file"):
-        texts = [(ranks / str(label["decisive_file"])).read_text(encoding="utf-8", errors="replace")]
+        named = ranks / str(label["decisive_file"])
+        if not named.is_file():
+            return out + [f"decisive_file {label['decisive_file']!r} is not a file under ranks/"]
+        texts = [_text(named)]
     elif log.is_file():
-        texts = [log.read_text(encoding="utf-8", errors="replace")]
+        texts = [_text(log)]
     else:
-        texts = [p.read_text(encoding="utf-8", errors="replace") for p in ranks.rglob("*") if p.is_file()]
+        texts = [_text(p) for p in ranks.rglob("*") if p.is_file()]
     wanted = [decisive, *label.get("also_acceptable", [])]
     if not any(want in line for text in texts for line in text.splitlines() for want in wanted):
         out.append("decisive_line is not a substring of any one line of the log")
     return out
+
+
+def _text(path: Path) -> str:
+    """A log's text; a gzip-compressed one (`log.txt.gz`, as a tool stored it) decompressed."""
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    return path.read_text(encoding="utf-8", errors="replace")
 
 
 def stratum(case: Path) -> str:
