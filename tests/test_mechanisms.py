@@ -1576,3 +1576,14 @@ def test_a_resolver_error_for_the_store_host_is_the_cause_of_the_store_timeout_a
     noise = "[W socket.cpp:663] [c10d] The IPv6 network addresses of (localhost, 29500) cannot be retrieved (gai " \
             "error: -9 - Address family for hostname not supported)."
     assert not [h for h in LineMatcher(load()).match(_line(noise)) if h.entry.id == "store-host-unresolvable"]
+
+
+def test_a_notebook_exported_to_markdown_keeps_its_ipython_traceback_readable():
+    # `jupyter nbconvert --execute --allow-errors`, then `--to markdown` (real run): the cell's output is indented as
+    # a code block, `    KeyError    Traceback (most recent call last)` ... `    KeyError: 'labels'`; the statement at
+    # the header's indentation is the exception's, the deeper lines its frames and source
+    for engine in ("lines", "hyperscan"):
+        root = diagnose(str(TESTS / "blind" / "dev36" / "run36b-nbconvert-keyerror-md" / "log.txt"),
+                        engine=engine).root_cause
+        assert root is not None and root.category == "user.code_error"
+        assert root.evidence.text == "    KeyError: 'labels'"

@@ -198,6 +198,9 @@ class TracebackTracker:
         if ipython:
             block = self._header(stream, line)
             block.ipython = True
+            # a notebook exported to Markdown indents its outputs as a code block: the class and the message it
+            # states later stand at the header's indentation, its frames and source deeper
+            block.indent = (len(body) - len(body.lstrip())) or None
             self._exception(stream, block, line, ipython.group("exc"))
             stream.state = "frames"  # the class came first; its frames and message follow
             return block, Kind.EXCEPTION
