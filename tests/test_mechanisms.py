@@ -1587,3 +1587,12 @@ def test_a_notebook_exported_to_markdown_keeps_its_ipython_traceback_readable():
                         engine=engine).root_cause
         assert root is not None and root.category == "user.code_error"
         assert root.evidence.text == "    KeyError: 'labels'"
+
+
+def test_torchrun_agents_timing_out_at_the_exit_barrier_after_the_workers_finished_is_a_warning():
+    # two agents, node-b started with --nnodes 3 (real run): all four workers log `training finished`, the agents
+    # wait 300 s at the exit barrier and log `Error waiting on exit barrier` with the store's DistStoreError under it
+    # (torchelastic's logger.exception), then exit 0
+    result = diagnose(str(TESTS / "blind" / "dev35" / "run35a-static-nnodes-mismatch-exit-hang" / "log.txt"))
+    assert result.verdict is Verdict.WARNING
+    assert result.root_cause is not None and result.root_cause.entry_id == "elastic-exit-barrier-timeout"

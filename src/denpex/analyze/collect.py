@@ -66,6 +66,9 @@ _HANDLED = re.compile(
     r"|[Ss]kipping (?:this |the )?(?:step|batch|iteration|sample|record|example)s?\b"
     # a record that says the program goes on: `could not push metrics to host:9, continuing`
     r"|,\s*continuing\b|[Cc]ontinuing (?:anyway|without)\b"
+    # torchelastic's agent after its workers finished: _exit_barrier logs the store's wait timeout with
+    # logger.exception and the agent returns its workers' result (torch/distributed/elastic/agent/server/api.py)
+    r"|Error waiting on exit barrier\b"
 )
 MESSAGE_GAP = 2  # plain lines this close, in one stream, belong to one message
 BURST_SECONDS = 1.0  # log records of one stream this close together, a few lines apart, report one event
