@@ -43,7 +43,6 @@ _STATEMENT = re.compile(
     r"|\b(?:[Ee]rror|[Ff]ailed|cannot|[Cc]ould not|not (?:supported|found|defined|allowed|implemented)|must be"
     r"|[Uu]nsupported|[Ii]nvalid|[Ee]xpected|out of)\b"
 )
-# a log record that says its error was handled: one autotuning choice failed and is skipped, a fallback ran
 # Python's report of an exception it could not raise and went on from (sys.unraisablehook: a destructor, an atexit
 # callback, a ctypes callback, a finalizer): `Exception ignored in: <function Tmp.__del__ at 0x...>`, then its traceback
 _IGNORED = re.compile(r"^Exception ignored (?:in|on|while)\b")
@@ -56,6 +55,7 @@ def _ignored_by_python(header: Line, ring: deque[Line]) -> bool:
     return any(_IGNORED.search(ln.body) for ln in before)
 
 
+# a log record that says its error was handled: one autotuning choice failed and is skipped, a fallback ran
 _HANDLED = re.compile(
     r"Ignoring this choice|[Ss]kipping (?:this )?(?:choice|config)|[Ff]alling back to eager|[Ff]all(?:ing)? back to"
     r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry|[Rr]etrying\b"

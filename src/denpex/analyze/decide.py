@@ -246,12 +246,11 @@ def _all_went_on(evidence: Evidence, collection: Collection) -> tuple[int, int] 
     """A rankless traceback that no process of its file died of: every rank that printed progress in that file
     printed more after it (the earliest of those later lines: (seq, line number)), so whoever printed it lived on,
     whatever line came before it (logger.exception at a script's top level prints a traceback from `<module>`)."""
-    ranked = [(at, steps) for (file, rank), at in collection.progress.last.items()
-              if file == evidence.file and rank is not None
-              for steps in (collection.progress.steps.get((file, rank), -1),)]
-    if not ranked or any(at[0] <= evidence.seq or steps <= 0 for at, steps in ranked):
+    progress = collection.progress
+    ranked = [stream for stream in progress.last if stream[0] == evidence.file and stream[1] is not None]
+    if not ranked or any(progress.last[s][0] <= evidence.seq or progress.steps.get(s, -1) <= 0 for s in ranked):
         return None
-    return min(at for at, _ in ranked)
+    return min(progress.last[s] for s in ranked)
 
 
 def _another_ranks(cause: Candidate, rank: int | None) -> bool:

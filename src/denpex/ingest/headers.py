@@ -66,7 +66,9 @@ _COLLECTOR_FIRST = frozenset("0123456789JFMASOND[")  # how those columns can sta
 # input whose lines nearly all carry one (ingest.host_column decides it per input: line by line, `node-b: ` cannot
 # be told from a message's own `error: ` or `python3: `)
 _TAB_HOST = re.compile(r"^(?P<host>[A-Za-z0-9][\w.\-]*)\t")
-_COLON_HOST = re.compile(r"^(?!\d+: |rank\d)(?P<host>[a-z0-9][a-z0-9_.\-]{0,62}): ")
+# a host name or an address; not a bare number (srun --label's `3: ` is a task's rank) nor a rank (`rank3: `)
+HOST_COLUMN = r"(?!\d+: |rank\d)(?P<host>[a-z0-9][a-z0-9_.\-]{0,62}): "
+_COLON_HOST = re.compile("^" + HOST_COLUMN)
 # Docker's json-file driver stores each line as `{"log":"<the line>\n","stream":"stderr","time":"..."}`
 _DOCKER_JSON = '{"log":"'
 _WORKER_RANK = re.compile(r"(?<![A-Za-z])(?:TP|rank|Rank|RANK|worker|Worker)[_ =]?(\d+)\b")

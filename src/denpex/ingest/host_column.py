@@ -12,14 +12,14 @@ import re
 from collections import Counter
 
 from denpex.errors import DenpexInputError
-from denpex.ingest.sources import Source
+from denpex.ingest.headers import HOST_COLUMN
+from denpex.ingest.sources import Source, read_head
 
 SNIFF_BYTES = 1 << 16
 _SNIFF_LINES = 200
 _TAGGED_SHARE = 0.8  # pdsh and clush tag every line; a few of a paste's lines may have lost it
 _MOST_HOSTS = 64
-# a host name or an address; not a bare number (srun --label's `3: ` is a task's rank) nor a rank (`rank3: `)
-_HOST = re.compile(rb"(?!\d+: |rank\d)([a-z0-9][a-z0-9_.\-]{0,62}): ")
+_HOST = re.compile(HOST_COLUMN.encode())  # the column headers.parse reads off, sought in the raw bytes
 # a message's own lower-case words that can start many lines (compiler and tool diagnostics)
 _NOT_HOSTS = frozenset({b"error", b"warning", b"warn", b"info", b"debug", b"note", b"fatal", b"critical", b"hint",
                         b"trace", b"traceback", b"notice", b"in", b"at", b"from"})
@@ -30,7 +30,7 @@ def tagged_head(head: bytes) -> bool:
     lines = [line for line in head[:SNIFF_BYTES].split(b"\n")[:-1][:_SNIFF_LINES] if line.strip()]
     if len(lines) < 3:
         return False
-    hosts = Counter(found.group(1) for line in lines if (found := _HOST.match(line)))
+    hosts = Counter(found.group("host") for line in lines if (found := _HOST.match(line)))
     if not hosts or hosts.keys() & _NOT_HOSTS or len(hosts) > _MOST_HOSTS:
         return False
     return sum(hosts.values()) >= _TAGGED_SHARE * len(lines) and hosts.most_common(1)[0][1] >= 2
@@ -44,15 +44,7 @@ def host_tagged(source: Source) -> bool:
         return tagged_head(source.stream.head)
     if source.data is not None and not source.compression:
         return tagged_head(source.data[:SNIFF_BYTES])
-    head = b""
-    chunks = source.chunks(SNIFF_BYTES)
     try:
-        for chunk in chunks:
-            head += chunk
-            if len(head) >= SNIFF_BYTES:
-                break
+        return tagged_head(read_head(source, SNIFF_BYTES))
     except (DenpexInputError, OSError):
         return False  # the reading proper reports what is wrong with it
-    finally:
-        chunks.close()
-    return tagged_head(head)
