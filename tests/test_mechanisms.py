@@ -1596,3 +1596,21 @@ def test_torchrun_agents_timing_out_at_the_exit_barrier_after_the_workers_finish
     result = diagnose(str(TESTS / "blind" / "dev35" / "run35a-static-nnodes-mismatch-exit-hang" / "log.txt"))
     assert result.verdict is Verdict.WARNING
     assert result.root_cause is not None and result.root_cause.entry_id == "elastic-exit-barrier-timeout"
+
+
+def test_the_one_rank_whose_last_line_differs_from_every_other_ranks_is_the_hung_one():
+    # mp.spawn, 12 ranks (real run): rank 9 logs `refreshing shard index from remote storage` after step 1 and hangs;
+    # the other eleven last logged `step 1 loss ...`; one timeout survives spawn's teardown (process 5's), whose ring
+    # peer (6) was itself only waiting further round
+    root = diagnose(str(TESTS / "blind" / "dev37" / "run37a-spawn12-hang-r9" / "log.txt")).root_cause
+    assert root is not None and root.category == "dist.collective_timeout"
+    assert root.rank == 9 and root.rank_evidence == "stopped_elsewhere"
+    assert "refreshing shard index" in root.rank_reason
+
+
+def test_among_ranks_spawn_tore_down_the_one_that_said_it_was_leaving_is_the_culprit():
+    # mp.spawn, 8 ranks (real run): rank 3 logs `no more batches in my shard, leaving the training loop`; process 2
+    # fails with `Connection closed by peer`; spawn SIGTERMs the six others by pid, so seven ranks are quiet
+    root = diagnose(str(TESTS / "blind" / "dev37" / "run37a-spawn8-return-r3" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "rank-finished-early" and root.rank == 3
+    assert root.rank_evidence == "silent"

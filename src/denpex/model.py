@@ -77,7 +77,7 @@ class Finding:
     initiating_rank: int | None = None  # set when the initiating rank differs from the evidence line's rank
     rank_reason: str = ""  # which evidence decided the initiating rank
     # its kind: own_output | named_in_message | silent | desynchronised | absent_from_timeouts | waited_on |
-    # behind_in_steps | lowest_sequence | first_in_time | neighbours | launcher_hint | unknown
+    # behind_in_steps | stopped_elsewhere | lowest_sequence | first_in_time | neighbours | launcher_hint | unknown
     rank_evidence: str = ""
     rank_unknown: bool = False  # the log cannot tell which rank started it (e.g. two ranks disagree)
     # "high": the signature's regex confirmed the line (or it has none); "low": only its anchor matched (a

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 
+from denpex.analyze.baseline import MIN_RANKS_FOR_MAJORITY
 from denpex.analyze.collect import FAILED_RANKS_FIELD, Candidate, Collection, named_rank, rank_list
 from denpex.analyze.silence import lone_quiet_rank
+from denpex.ingest.headers import parse
+from denpex.masking import normalise_line
 from denpex.model import Finding, Role
 from denpex.scan.linear_regex import compile_linear
 
@@ -30,6 +33,26 @@ def _behind_in_steps(collection: Collection, reporters: set[int | None]) -> tupl
     if len(behind) != 1:
         return None
     return behind[0], steps[behind[0]], reached
+
+
+def _stopped_elsewhere(collection: Collection) -> tuple[int, str, str] | None:
+    """(rank, the others' last line, its own), masked: the single rank whose last line differs from the one kind of
+    line every other rank last logged (`step 41 loss ...` on all ranks but one, whose last words were `refreshing
+    shard index`). The others waited in a collective after that line; the odd rank never came to it."""
+    # each rank's last line before its own first error: what it was doing, not how it reported the failure
+    last = {rank: normalise_line(parse(state.last_healthy.text).body)
+            for rank, state in collection.ranks.items() if state.last_healthy is not None}
+    if len(last) < MIN_RANKS_FOR_MAJORITY:
+        return None
+    kinds: dict[str, list[int]] = {}
+    for rank, kind in last.items():
+        kinds.setdefault(kind, []).append(rank)
+    if len(kinds) != 2:
+        return None
+    (odd, odd_ranks), (usual, _) = sorted(kinds.items(), key=lambda item: len(item[1]))
+    if len(odd_ranks) != 1:
+        return None
+    return odd_ranks[0], usual, odd
 
 
 def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
@@ -226,6 +249,12 @@ def _waited_for(cands: list[Candidate], collection: Collection,
             f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
             f"{span(sorted(r for r in reporters if r is not None))}: the others waited for it")
     ring = _ring_peer(cands, collection, reporters)
+    stopped = _stopped_elsewhere(collection) if ring is None or ring[1] == 1 else None
+    if stopped is not None:  # one surviving report's ring peer may itself have been waiting further round
+        rank, others, own = stopped
+        return rank, "stopped_elsewhere", (
+            f"every other rank's last line before the timeout was `{others}`; rank {rank} last logged `{own}` and "
+            "was heard from no more: the others waited in a collective it never came to")
     if ring is not None:
         peer, votes, collective = ring
         spawned = _spawned_world(cands) if collection.world_size is None else None

@@ -118,8 +118,7 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     if quiet is None:
         return None
     state = collection.ranks[quiet[0]]
-    last = state.last_line or state.first_line
-    finished = last is not None and _FINISHED.search(parse(last.text).body) is not None
+    finished = _said_it_was_done(state)
     entry = catalog.generic("rank_finished" if finished else "rank_silence")
     if entry is None:
         return None
@@ -142,9 +141,18 @@ def lone_quiet_rank(cands: list[Candidate], collection: Collection) -> tuple[int
     alive = {rank for c in cands for rank in rank_list(c.finding.fields.get(TORN_DOWN_FIELD, ""))}
     quiet = [state for rank, state in collection.ranks.items()
              if rank not in speaking and rank not in alive and state.lines > 0]
+    if len(quiet) > 1:
+        # a launcher that tears the rest down without naming them (mp.spawn's SIGTERMs name pids) leaves every
+        # survivor quiet too; the one whose last words say it had left went first (`no more batches, leaving`)
+        quiet = [state for state in quiet if _said_it_was_done(state)]
     if len(quiet) != 1:
         return None
     return quiet[0].rank, sorted(reporters)
+
+
+def _said_it_was_done(state: RankState) -> bool:
+    last = state.last_line or state.first_line
+    return last is not None and _FINISHED.search(parse(last.text).body) is not None
 
 
 def _silence_candidate(state: RankState, reporters: list[int], entry: Entry, finished: bool = False) -> Candidate:

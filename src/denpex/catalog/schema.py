@@ -58,6 +58,7 @@ Layer = Literal[
     "launcher",
     "user_code",
     "custom_backend",
+    "onnx_exporter",
 ]
 RoleName = Literal["cause", "symptom", "collateral", "wrapper", "warning", "context"]
 ENTRY_ID = re.compile(r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$")

@@ -83,7 +83,8 @@ class RootCauseOut(FindingOut):
     """which evidence decided the initiating rank"""
     rank_evidence: str
     """the kind of evidence that named the rank: own_output, named_in_message, silent, desynchronised,
-    flight_recorder (since 1.2), absent_from_timeouts, waited_on, behind_in_steps, lowest_sequence, first_in_time,
+    flight_recorder (since 1.2), absent_from_timeouts, waited_on, behind_in_steps,
+    stopped_elsewhere (since 1.2), lowest_sequence, first_in_time,
     neighbours, launcher_hint, unknown"""
     host: str | None
     """the initiating rank's node, where the log names it (NCCL's host:pid:tid, [host:rank], torchrun's summary)"""
