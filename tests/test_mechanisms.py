@@ -1614,3 +1614,26 @@ def test_among_ranks_spawn_tore_down_the_one_that_said_it_was_leaving_is_the_cul
     root = diagnose(str(TESTS / "blind" / "dev37" / "run37a-spawn8-return-r3" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "rank-finished-early" and root.rank == 3
     assert root.rank_evidence == "silent"
+
+
+def test_a_bracketed_task_number_before_the_line_is_its_rank():
+    # a bash launcher that tees every rank through `sed "s/^/[$N] /"` (real run; Intel MPI's and MPICH's
+    # `mpiexec -l` label lines the same way): rank 2's KeyError traceback under `[2] [rank2]: ` is its own error
+    root = diagnose(str(TESTS / "blind" / "dev38" / "run38c-bashtee3-raise-r2" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 2
+    assert root.evidence.text == "[2] [rank2]: KeyError: 'input_ids'"
+    # torchrun's failure-summary records are not such labels
+    assert parse("  [1]:").rank is None and parse("[1]:").rank is None
+    assert parse("[3] exit status 137").rank == 3
+
+
+def test_a_launcher_line_pairing_a_rank_with_its_pid_names_the_rank_of_a_report_about_that_pid():
+    # a bash launcher (real run): `[launch] started rank 2 pid 24329`, then the shell's own report of the kill,
+    # `./bash_bg.sh: line 16: 24329 Killed  RANK=$r python -u train38c.py ...`, which names only the pid
+    root = diagnose(str(TESTS / "blind" / "dev38" / "run38c-bashbg3-hostoom-r2" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 2
+    assert root.fields["pid"] == "24329"
+    from denpex.analyze.rank_state import RANK_PID_PAIR
+
+    assert RANK_PID_PAIR.search("pid=812 rank=3") and RANK_PID_PAIR.search("rank 2 (pid 24329) exited")
+    assert not RANK_PID_PAIR.search("failed (exitcode: 1) local_rank: 0 (pid: 7405)")  # a local rank

@@ -20,6 +20,11 @@ _SUMMARY_PID = re.compile(r"\(pid: (?P<pid>\d+)\)")
 # Ray Train's worker table, printed when the group starts (v1: `Started distributed worker processes:`, v2: `Started
 # training worker group of size 4:`): `- (ip=10.0.0.5, pid=22158) world_rank=2, local_rank=2, node_rank=0`
 WORKER_TABLE_ROW = re.compile(r"\((?:[^()]*?\bip=(?P<ip>[^,()\s]+), )?pid=(?P<pid>\d+)\) world_rank=(?P<rank>\d+)\b")
+# a launcher's line that pairs a rank with its process (`started rank 2 pid 24329`, `rank 2 (pid 24329) exited`,
+# `pid=812 rank=3`): a later report about that pid (the shell's `line 16: 24329 Killed`, the kernel's `Killed
+# process 24329`) is about that rank. `local_rank` is not a rank: no word boundary before its `rank`
+RANK_PID_PAIR = re.compile(r"\brank[ :=]+(?P<rank>\d+)[ ,(]+pid[ :=]+(?P<pid>\d+)\b"
+                           r"|\bpid[ :=]+(?P<pid2>\d+)[ ,)]+rank[ :=]+(?P<rank2>\d+)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -150,6 +155,11 @@ class RankTracker:
             if found:
                 self.worker_table.add(int(found.group("pid")), int(found.group("rank")), found.group("ip"))
                 return
+        if "pid" in body and ("rank" in body or "Rank" in body or "RANK" in body):
+            found = RANK_PID_PAIR.search(body)
+            if found:
+                self.worker_table.add(int(found.group("pid") or found.group("pid2")),
+                                      int(found.group("rank") or found.group("rank2")), line.host)
         if line.rank is None and self._record_rank is not None and _RECORD_END.match(body):
             self._record_rank = None
         if "exitcode" in body:

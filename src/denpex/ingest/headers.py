@@ -83,6 +83,9 @@ _SHIPPER_STAMP = re.compile(
 # number and spaces, dropped only before a prefix we parse, like the shipper's clock
 _GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}" + _BEFORE_PARSED_PREFIX)
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
+# a bracketed task number before the line (`[3] text`): Intel MPI's and MPICH's `mpiexec -l`, and the usual
+# `sed "s/^/[$RANK] /"` of a script that starts its ranks itself; torchrun's summary records (`[1]:`) differ
+_BRACKET_LABEL = re.compile(r"^\[(?P<rank>\d{1,5})\] (?=\S)")
 # docker compose's column before each line of its services' output: `vllm-server   | `, `worker-1  | ` (the service
 # name, padded, then at least two spaces): dropped so that what the container printed is parsed as if bare (its
 # traceback, glog and rank prefixes). A log format's own columns are not a service: a level word (`INFO  | `), a
@@ -338,7 +341,7 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
             rest = rest[found.end() :]
             continue
         if srun_label is None and head.rank is None and local_from_launcher is None:
-            found = _SRUN_LABEL.match(rest)
+            found = _SRUN_LABEL.match(rest) or (_BRACKET_LABEL.match(rest) if rest[:1] == "[" else None)
             if found:
                 rest = rest[found.end() :]
                 # slurmstepd writes its own reports (`slurmstepd-vm: error: *** STEP 31.0 ON vm CANCELLED ...`,
