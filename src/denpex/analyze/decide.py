@@ -386,6 +386,9 @@ def _ranks_by_pid(cands: list[Candidate], collection: Collection) -> None:
             if rank is not None:  # as a message's named rank is recorded (collect): its evidence's rank
                 finding.fields["rank"] = str(rank)
                 finding.evidence = replace(finding.evidence, rank=rank)
+                finding.rank_evidence = "named_in_message"
+                finding.rank_reason = (f"named in the message by its pid {pid}: the launcher's own lines give that "
+                                       f"process rank {rank}")
             continue
         if finding.evidence.rank is None:
             head = parse(finding.evidence.text)
