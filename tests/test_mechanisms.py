@@ -1637,3 +1637,44 @@ def test_a_launcher_line_pairing_a_rank_with_its_pid_names_the_rank_of_a_report_
 
     assert RANK_PID_PAIR.search("pid=812 rank=3") and RANK_PID_PAIR.search("rank 2 (pid 24329) exited")
     assert not RANK_PID_PAIR.search("failed (exitcode: 1) local_rank: 0 (pid: 7405)")  # a local rank
+
+
+def test_the_rank_most_reports_name_is_the_odd_one():
+    # torchrun, 4 ranks (real run): rank 1 built a model with fewer layers; rank 1 reports `... Rank 1 has 8 params,
+    # while rank 0 has inconsistent 10 params`, ranks 0, 2 and 3 each `... while rank 1 has inconsistent 8 params`
+    root = diagnose(str(TESTS / "blind" / "dev39" / "run39b-torchrun-ddp-layers" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "ddp-model-mismatch"
+    assert root.rank == 1 and root.rank_evidence == "named_in_message" and "3 of 4" in root.rank_reason
+
+
+def test_a_traceback_printed_bare_under_a_ranked_error_record_is_that_ranks():
+    # mp.spawn (real run): `2026-... [rank1] ERROR rank 1: training failed`, then logger.exception's traceback with
+    # no prefix, ending in clip_grad_norm_'s RuntimeError; spawn's own report names process 0, a peer that lost it
+    root = diagnose(str(TESTS / "blind" / "dev39" / "run39b-mpspawn-clipnorm" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error"
+    assert root.rank == 1 and root.rank_evidence == "own_output"
+    assert root.evidence.text.startswith("RuntimeError: The total norm of order 2.0")
+
+
+def test_a_compiler_killed_under_inductor_is_the_oom_killer_not_a_compile_error():
+    # mp.spawn (real run): rank 1's g++ runs in a 48 MB memory cgroup; Inductor's CppCompileError quotes the
+    # compiler's `g++: fatal error: Killed signal terminated program cc1plus`
+    root = diagnose(str(TESTS / "blind" / "dev39" / "run39a-spawn3-memcg-cc1plus-r1" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 1
+    assert root.evidence.text == "g++: fatal error: Killed signal terminated program cc1plus"
+
+
+def test_an_inductor_error_around_an_exception_no_entry_knows_is_filed_by_its_layer():
+    # torchrun (real run): rank 1's compile worker is SIGKILLed; `InductorError: BrokenProcessPool: A process in
+    # the process pool was terminated abruptly ...`; before, the wrapper alone left rank 1 `silent`
+    root = diagnose(str(TESTS / "blind" / "dev39" / "run39a-torchrun3-fxsubproc-workerkill-r1" / "log.txt")).root_cause
+    assert root is not None and root.category == "compile.backend_internal_error" and root.rank == 1
+    assert "BrokenProcessPool" in root.evidence.text
+
+
+def test_a_linker_that_cannot_find_a_library_is_the_compile_error_and_libcuda_keeps_its_entry():
+    root = diagnose(str(TESTS / "blind" / "dev39" / "run39a-single-cppwrapper-nolink" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "cpp-compiler-error-line"
+    assert root.fields["library"] == "cuda_stub_missing"
+    root = diagnose(str(TESTS / "corpus" / "realworld" / "gh-seg-zero-63" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "triton-libcuda-link-failed"

@@ -9,6 +9,7 @@ launcher's first observed exit (a hint). Each decision records its kind in `Find
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from denpex.analyze.baseline import MIN_RANKS_FOR_MAJORITY
 from denpex.analyze.collect import FAILED_RANKS_FIELD, Candidate, Collection, named_rank, rank_list
@@ -53,6 +54,27 @@ def _stopped_elsewhere(collection: Collection) -> tuple[int, str, str] | None:
     if len(odd_ranks) != 1:
         return None
     return odd_ranks[0], usual, odd
+
+
+def _named_by_most(root: Candidate, cands: list[Candidate]) -> bool:
+    """Every rank's report of one check names the rank it disagrees with (`DDP expects same model across all
+    ranks, but Rank 0 has 10 params, while rank 1 has inconsistent 8 params` on ranks 0, 2 and 3; `... while rank
+    0 has inconsistent 10 params` on rank 1): the rank most of them name is the odd one, whatever the first
+    report says."""
+    if named_rank(root.finding.fields) is None:
+        return False
+    votes = Counter(r for c in cands if c.finding.entry_id == root.finding.entry_id and c.finding.fatal
+                    for r in [named_rank(c.finding.fields)] if r is not None)
+    if len(votes) < 2:
+        return False
+    (top, most), (_, second) = votes.most_common(2)
+    if most <= second or top == root.finding.rank:
+        return False
+    root.finding.initiating_rank = top
+    root.finding.rank_evidence = "named_in_message"
+    root.finding.rank_reason = (f"named in {most} of {sum(votes.values())} reports of this error; the rest name rank "
+                                f"{span(sorted(r for r in votes if r != top))}, which rank {top} compared itself with")
+    return True
 
 
 def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
@@ -410,6 +432,8 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     if absent is not None:
         finding.initiating_rank, finding.rank_evidence, finding.rank_reason = absent
         return
+    if _named_by_most(root, cands):
+        return
     if root.entry is not None and root.entry.stops_every_rank and finding.evidence.rank is None:
         # every rank was stopped from outside at once: the one whose training steps stop short of the others' hung
         slow = _behind_in_steps(collection, set(collection.ranks))
@@ -497,6 +521,13 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         finding.rank_evidence = "own_output"
         finding.rank_reason = (f"the decisive line ends a traceback that begins on a line of rank {header.rank} "
                                "(one record, prefixed on its first line only)")
+        return
+    if root.block is not None and root.block.record_rank is not None and header is not None \
+            and header.file == finding.evidence.file:
+        finding.initiating_rank = root.block.record_rank
+        finding.rank_evidence = "own_output"
+        finding.rank_reason = (f"the decisive line ends the traceback of rank {root.block.record_rank}'s error record "
+                               "just above it (a logger prints a record's traceback bare, after its message)")
         return
     aborted = _aborted_rank(root, cands, collection)
     if aborted is not None:

@@ -93,6 +93,9 @@ class Block:
     ipython: bool = False  # IPython's layout: the class on the header line, `Cell In[..]`/`---->` frames
     wrapped_by_backend: bool = False  # `BackendCompilerFailed: backend='inductor' raised:` carried the exception
     about_rank: int | None = None  # the rank whose traceback this is, where its header says (`... last): (RANK 1)`)
+    # the rank of the log record a bare header follows (`[rank1] ERROR training failed`, then `Traceback ...`:
+    # logger.exception prints the record's traceback on the lines after its message)
+    record_rank: int | None = None
     rich: bool = False  # drawn by rich: frames in boxes
     box_closed: bool = False  # rich: the innermost box just closed, the exception comes next
     pytest: bool = False  # pytest's `E   ` lines
@@ -147,7 +150,12 @@ class TracebackTracker:
             if going_on is not None and going_on[1] == line.number - 1:
                 key = going_on[0]
         block, kind = self._feed(line, key)
-        starts = line.rank is not None and kind is Kind.HEADER
+        if kind is Kind.HEADER and line.rank is None and key[1] is not None and block is not None \
+                and block.header is line:
+            block.record_rank = key[1]
+        # a ranked traceback header, or a ranked error record whose traceback (exc_info) may follow bare
+        starts = line.rank is not None and (kind is Kind.HEADER or (
+            kind is Kind.OTHER and line.level in ("E", "F") and line.timestamp is not None))
         goes_on = (line.rank is None and key[1] is not None and block is not None
                    and (kind is not Kind.OTHER or _part_of_chain(line.body)))
         if starts or goes_on:
