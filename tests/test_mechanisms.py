@@ -1678,3 +1678,15 @@ def test_a_linker_that_cannot_find_a_library_is_the_compile_error_and_libcuda_ke
     assert root.fields["library"] == "cuda_stub_missing"
     root = diagnose(str(TESTS / "corpus" / "realworld" / "gh-seg-zero-63" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "triton-libcuda-link-failed"
+
+
+def test_a_socket_error_the_jobs_own_code_raised_is_its_own_error_not_a_peers_echo():
+    # torchrun --max-restarts 1 (real run): attempt 0's rank 1 raises `ConnectionResetError: [Errno 104] Connection
+    # reset by peer while fetching shard part-001` from the job's own data code (no frame of torch); attempt 1 then
+    # fails to build its gloo mesh. The words of a lost peer are not an echo when the job raised them itself
+    root = diagnose(str(TESTS / "blind" / "dev40" / "run40b-torchrun-restart-static-fullmesh" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 1
+    assert "while fetching shard part-001" in root.evidence.text
+    # a C++ layer's timeout from `work.wait()` (no Python frame of torch either) stays the collective's
+    root = diagnose(str(TESTS / "blind" / "dev34" / "run34b-torchrun-ring-peer" / "log.txt")).root_cause
+    assert root is not None and root.category == "dist.collective_timeout"

@@ -49,6 +49,28 @@ _IGNORED = re.compile(r"^Exception ignored (?:in|on|while)\b")
 _IGNORED_REACH = 2  # lines before the traceback's header: another process's line may come between (interleaving)
 
 
+# a frame of PyTorch or of Python's multiprocessing: the path a peer's loss takes to reach a rank
+_COMMUNICATION_FRAME = re.compile(r"[/\\](?:torch|multiprocessing)[/\\]")
+# Python's own socket errors: what the job's code (or the standard library under it) raises; a C++ layer's error
+# reaches Python as RuntimeError or DistBackendError from a call with no Python frame (`work.wait()`)
+_SOCKET_ERRORS = frozenset({"ConnectionResetError", "ConnectionAbortedError", "ConnectionRefusedError",
+                            "BrokenPipeError", "TimeoutError", "socket.timeout"})
+
+
+def _raised_by_the_job(block: Block) -> bool:
+    """An exception the job's own code raised, through no frame of PyTorch or multiprocessing (`raise
+    ConnectionResetError(104, "Connection reset by peer while fetching shard ...")` in its data client): the words
+    of a peer's loss in it are about the job's own I/O, not an echo of a rank that died."""
+    if block.logged or block.orphan or block.headless or not block.frames or block.exception_type is None:
+        return False
+    if block.exception_type.rsplit(".", 1)[-1] not in _SOCKET_ERRORS and block.exception_type not in _SOCKET_ERRORS:
+        return False
+    if any(_COMMUNICATION_FRAME.search(frame) for frame in block.frames):
+        return False
+    verdict = layers.by_frames(block.frames)
+    return verdict is not None and verdict.layer is layers.Layer.USER and not verdict.weak
+
+
 def _ignored_by_python(header: Line, ring: deque[Line]) -> bool:
     """The traceback starting at `header` is one Python printed and ignored (the line just before says so)."""
     before = [ln for ln in list(ring)[-_IGNORED_REACH:] if ln.file == header.file]
@@ -199,7 +221,10 @@ class Collector:
             self.result.handled_events.add(self._record_event(line))
         claimed = False  # whether a catalog entry explains this exception line
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
+            job_raised = is_exception and _raised_by_the_job(block)  # type: ignore[arg-type]
             for hit in self.matcher.match(line):
+                if job_raised and self._role_of(hit) is Role.COLLATERAL:
+                    continue  # an echo's words in an exception the job's own code raised: its own error
                 if not self._add(hit.entry, hit, line, block, kind, ring):
                     continue
                 role = self._role_of(hit)

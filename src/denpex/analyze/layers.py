@@ -152,7 +152,7 @@ _WRAPPER_FRAME = re.compile(
     r'torch[/\\](?:_compile\.py", line \d+, in inner|_dynamo[/\\]eval_frame\.py", line \d+, in _fn)\b')
 
 
-def _by_frames(frames: list[str]) -> Verdict | None:
+def by_frames(frames: list[str]) -> Verdict | None:
     frames = [f for f in frames if not _WRAPPER_FRAME.search(f)]
     paths = [p for p in (frame_path(f) for f in reversed(frames)) if p is not None]
     library: str | None = None
@@ -205,7 +205,7 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
         return Verdict(Layer.COMPILER, "its message carries Dynamo's own hints (Dynamo raised or re-raised it)")
     if _CUDA_WORDS.search(message):
         return Verdict(Layer.CUDA, "its message is a CUDA runtime error")
-    verdict = _by_frames(frames)
+    verdict = by_frames(frames)
     if verdict is not None and verdict.weak:  # frames of libraries only (a launcher's own check, say)
         words = _by_words(message)
         if words is not None:
