@@ -1690,3 +1690,20 @@ def test_a_socket_error_the_jobs_own_code_raised_is_its_own_error_not_a_peers_ec
     # a C++ layer's timeout from `work.wait()` (no Python frame of torch either) stays the collective's
     root = diagnose(str(TESTS / "blind" / "dev34" / "run34b-torchrun-ring-peer" / "log.txt")).root_cause
     assert root is not None and root.category == "dist.collective_timeout"
+
+
+def test_a_spawned_process_terminated_by_a_named_signal_first_is_the_cause():
+    # mp.spawn (real run): rank 1 gets SIGTERM from outside; spawn reports `process 1 terminated with signal SIGTERM`
+    # and tears the others down (`Terminating process 4038 via signal SIGTERM`): the named signal is read as -15
+    root = diagnose(str(TESTS / "blind" / "dev41" / "run41b-spawn-sigterm-rank" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "torchrun-child-failed" and root.rank == 1
+    assert root.evidence.text.endswith("process 1 terminated with signal SIGTERM")
+    assert "code -15" in root.reason
+
+
+def test_a_killed_pid_no_rank_announced_is_the_rank_that_announced_none():
+    # a shell loop's ranks share one file, stdout block-buffered (real run): ranks 0 and 1's banners `==> worker up:
+    # rank 0 of 3, pid 32576` survive, rank 2's is lost with it when bash reports `line 6: 32578 Killed ...`
+    root = diagnose(str(TESTS / "blind" / "dev41" / "run41a-shell-sigkill-r2" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "host-oom-killed"
+    assert root.rank == 2 and root.rank_evidence == "silent" and "32578" in root.rank_reason

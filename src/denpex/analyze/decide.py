@@ -368,6 +368,17 @@ def _global_ranks(cands: list[Candidate], collection: Collection) -> None:
 _NAMED_PID = re.compile(r"\(pid=(\d+)(?:, ip=([^,)\s]+))?[,)]")
 
 
+def _the_rank_without_a_pid(pid: int, collection: Collection) -> int | None:
+    """The one rank of a job of known size that never paired itself with a pid, when every other rank did and none
+    with this one (a killed rank's buffered banner is lost with it)."""
+    table = collection.worker_table
+    size = collection.world_size or table.size
+    if size is None or any(p == pid for _, p in table.ranks):
+        return None
+    missing = set(range(size)) - set(table.ranks.values())
+    return missing.pop() if len(missing) == 1 and len(set(table.ranks.values())) == size - 1 else None
+
+
 def _ranks_by_pid(cands: list[Candidate], collection: Collection) -> None:
     """Where a launcher printed a table of its processes (Ray Train's `(ip=10.0.0.5, pid=22158) world_rank=2`), a
     report about a pid (the raylet's `Worker IP address: 10.0.0.5 ... Worker PID: 22158`) names that rank, and a
@@ -389,6 +400,12 @@ def _ranks_by_pid(cands: list[Candidate], collection: Collection) -> None:
                 finding.rank_evidence = "named_in_message"
                 finding.rank_reason = (f"named in the message by its pid {pid}: the launcher's own lines give that "
                                        f"process rank {rank}")
+            elif str(pid).isdigit() and (unnamed := _the_rank_without_a_pid(int(pid), collection)) is not None:
+                finding.fields["rank"] = str(unnamed)
+                finding.evidence = replace(finding.evidence, rank=unnamed)
+                finding.rank_evidence = "silent"
+                finding.rank_reason = (f"the pid {pid} is none of those the other ranks announced, and rank {unnamed} "
+                                       "announced none: it is the one the report is about")
             continue
         if finding.evidence.rank is None:
             head = parse(finding.evidence.text)

@@ -23,7 +23,8 @@ WORKER_TABLE_ROW = re.compile(r"\((?:[^()]*?\bip=(?P<ip>[^,()\s]+), )?pid=(?P<pi
 # a launcher's line that pairs a rank with its process (`started rank 2 pid 24329`, `rank 2 (pid 24329) exited`,
 # `pid=812 rank=3`): a later report about that pid (the shell's `line 16: 24329 Killed`, the kernel's `Killed
 # process 24329`) is about that rank. `local_rank` is not a rank: no word boundary before its `rank`
-RANK_PID_PAIR = re.compile(r"\brank[ :=]+(?P<rank>\d+)[ ,(]+pid[ :=]+(?P<pid>\d+)\b"
+RANK_PID_PAIR = re.compile(r"\brank[ :=]+(?P<rank>\d+)(?: of (?P<size>\d+)| ?/ ?(?P<size2>\d+))?"
+                           r"[ ,(]+pid[ :=]+(?P<pid>\d+)\b"
                            r"|\bpid[ :=]+(?P<pid2>\d+)[ ,)]+rank[ :=]+(?P<rank2>\d+)\b", re.IGNORECASE)
 
 
@@ -34,6 +35,7 @@ class WorkerTable:
 
     ranks: dict[tuple[str | None, int], int] = field(default_factory=dict)
     _ambiguous: set[tuple[str | None, int]] = field(default_factory=set)
+    size: int | None = None  # the job's size where a row says it (`rank 0 of 3, pid 32576`)
 
     def add(self, pid: int, rank: int, host: str | None) -> None:
         key = (host, pid)
@@ -160,6 +162,9 @@ class RankTracker:
             if found:
                 self.worker_table.add(int(found.group("pid") or found.group("pid2")),
                                       int(found.group("rank") or found.group("rank2")), line.host)
+                size = found.group("size") or found.group("size2")
+                if size is not None:
+                    self.worker_table.size = max(int(size), self.worker_table.size or 0)
         if line.rank is None and self._record_rank is not None and _RECORD_END.match(body):
             self._record_rank = None
         if "exitcode" in body:

@@ -10,6 +10,7 @@ lines are absent (per-rank files), the rank's silence while every other rank rep
 from __future__ import annotations
 
 import re
+import signal as signal_module
 
 from denpex.analyze.collect import TORN_DOWN_FIELD, Candidate, Collection, named_rank, rank_list
 from denpex.catalog.loader import Catalog
@@ -46,9 +47,9 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
     for cand in cands:
         finding = cand.finding
         code = finding.fields.get("exitcode")
-        signal = str(finding.fields.get("signal", ""))
-        if code is None and signal.isdigit():
-            code = -int(signal)  # the launcher's report of a death by signal
+        signal = _signal_number(str(finding.fields.get("signal", "")))
+        if code is None and signal is not None:
+            code = -signal  # the launcher's report of a death by signal (`got signal: 15`, `with signal SIGTERM`)
         if code is None and finding.fields.get("exit_type"):
             code = str(finding.fields["exit_type"])  # a death the launcher could not name (Ray's SYSTEM_ERROR)
         rank = named_rank(finding.fields)
@@ -69,6 +70,17 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
         )
         finding.rank_reason = f"named in the launcher's exit report, and silent: rank {rank} printed no traceback"
         finding.rank_evidence = "silent"
+
+
+def _signal_number(text: str) -> int | None:
+    """15 for `15`, `SIGTERM` or `TERM`; None for anything else."""
+    if text.isdigit():
+        return int(text)
+    name = text if text.startswith("SIG") else f"SIG{text}"
+    try:
+        return int(signal_module.Signals[name])
+    except KeyError:
+        return None
 
 
 def last_words(cands: list[Candidate], collection: Collection) -> None:
