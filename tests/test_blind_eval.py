@@ -272,6 +272,13 @@ FLOORS = {
     # by totals only (16/19 16/19 9/14 18/19, healthy clean 4/4)
     "dev41": {"category": 0.94, "decisive_line": 0.89, "rank": 0.93, "verdict": 1.00},
     "test41": {"category": 0.84, "decisive_line": 0.84, "rank": 0.64, "verdict": 0.94},
+    # round 42 (32 real runs: one rank stuck in different ways (thread deadlock, a file lock, an endless loop, a
+    # pipe or socket that never answers, a hung DataLoader worker, a barrier only it calls, a retry loop) while the
+    # others time out; one rank's error caught and logged, the rank going on out of step so that the others time out
+    # or mismatch): scored whole once, blind, at f05abfa by totals only (11/26 10/26 20/25 26/26, healthy clean 6/6);
+    # split with seed 20261242; test42 by totals only (5/13 4/13 11/13 13/13, healthy clean 3/3)
+    "dev42": {"category": 0.46, "decisive_line": 0.46, "rank": 0.75, "verdict": 1.00},
+    "test42": {"category": 0.38, "decisive_line": 0.30, "rank": 0.84, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -281,7 +288,7 @@ def half(request):
 
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
                                     "23", "24", "25", "26", "27", "28", "29",
-                                    "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41"])
+                                    "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -290,7 +297,7 @@ def test_blind_split_is_intact(suffix):
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
-             "37": 32, "38": 23, "39": 23, "40": 21, "41": 23}.get(suffix, 60)
+             "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -350,7 +357,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev34": 9, "test34": 10, "dev35": 4, "test35": 4,
                     "dev36": 5, "test36": 5, "dev37": 5, "test37": 5,
                     "dev38": 11, "test38": 11, "dev39": 4, "test39": 5,
-                    "dev40": 2, "test40": 2, "dev41": 4, "test41": 4}  # 9-13, 15, 17, 18: failures
+                    "dev40": 2, "test40": 2, "dev41": 4, "test41": 4,
+                    "dev42": 3, "test42": 3}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
