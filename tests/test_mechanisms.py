@@ -1707,3 +1707,18 @@ def test_a_killed_pid_no_rank_announced_is_the_rank_that_announced_none():
     root = diagnose(str(TESTS / "blind" / "dev41" / "run41a-shell-sigkill-r2" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "host-oom-killed"
     assert root.rank == 2 and root.rank_evidence == "silent" and "32578" in root.rank_reason
+
+
+def test_an_error_the_waited_on_rank_caught_and_logged_before_is_the_cause_of_the_echoes():
+    # torchrun, 3 ranks (real runs): rank 2 catches a corrupt sample's ValueError, logs one WARNING line naming it and
+    # skips the batch's all_reduce; the others time out in it. Rank 2 is the one out of step (its sequence lags)
+    root = diagnose(str(TESTS / "blind" / "dev42" / "run42b-torchrun-skipbatch-timeout" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 2
+    assert "skipping batch at step 3: ValueError: corrupt sample 55" in root.evidence.text
+    # the same caught under `[rank3] WARNING ... retrying in 2s` with logger.warning's traceback (exc_info) after it
+    root = diagnose(str(TESTS / "blind" / "dev42" / "run42b-torchrun4-retry-shard" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error" and root.rank == 3
+    assert root.evidence.text.startswith("FileNotFoundError: [Errno 2] No such file or directory")
+    # and under `[rank1] ERROR ... skipping rest of validation`: the KeyError, not gloo's size check it led to
+    root = diagnose(str(TESTS / "blind" / "dev42" / "run42b-torchrun-val-keyerror" / "log.txt")).root_cause
+    assert root is not None and root.evidence.text == "KeyError: 'mae'" and root.rank == 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from denpex.analyze import attempts, attribution, silence
+from denpex.analyze import attempts, attribution, layers, silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.ingest.headers import parse
@@ -487,6 +487,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         root = attribution.odd_one_out(root, cands)
         _out_of_step(root, catalog)
         attribution.attribute_rank(root, cands, collection)
+        root = _caught_before(root, cands, collection, catalog)
         notes.extend(attribution.clock_doubts(root, cands))
     findings = _dedupe([c.finding for c in cands])
     if root is not None and not any(f is root.finding for f in findings):
@@ -502,6 +503,47 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         notes=notes,
         collateral=_collateral_groups(cands, collection),
     )
+
+
+# what the other ranks report when one rank stopped keeping step: timeouts, lost peers, collectives that disagree
+_OUT_OF_STEP_ECHOES = ("dist.collective_timeout", "dist.collective_mismatch", "dist.peer_or_store_failure")
+_EXCEPTION_NAMED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
+
+
+def _caught_before(root: Candidate, cands: list[Candidate], collection: Collection, catalog: Catalog) -> Candidate:
+    """The rank the others waited for, or whose collective disagreed, caught an error of the job's and logged it
+    before (`WARNING skipping batch at step 3: ValueError: corrupt sample 55`, a logger.exception traceback under
+    an ERROR record): it went on out of step, and the others' timeouts or mismatches answer that error, which is
+    the cause."""
+    rank = root.finding.rank
+    if rank is None or root.finding.category not in _OUT_OF_STEP_ECHOES:
+        return root
+    ev = root.finding.evidence
+    caught = [c for c in cands if c.finding.role in (Role.CAUSE, Role.WARNING, Role.CONTEXT) and c is not root
+              and not (c.entry is not None and c.entry.advisory) and c.finding.category == "user.code_error"
+              and rank in (c.finding.evidence.rank, c.block.record_rank if c.block is not None else None)
+              and c.finding.evidence.file == ev.file and c.finding.evidence.seq < ev.seq
+              and _EXCEPTION_NAMED.search(c.finding.evidence.text)]
+    state = collection.ranks.get(rank)
+    warned = state.first_warning if state is not None else None
+    entry = catalog.fallback(layers.Layer.USER.value)
+    if (not caught and warned is not None and entry is not None and warned.file == ev.file and warned.seq < ev.seq
+            and _EXCEPTION_NAMED.search(warned.text)):
+        # a one-line record that names the exception it caught: no traceback, so no finding of its own yet
+        finding = Finding(entry_id=entry.id, category=entry.category, title=entry.title, role=Role.WARNING,
+                          fatal=False, evidence=warned, confidence="low")
+        caught = [Candidate(finding, entry, ("caught", rank), entry.priority)]
+    if not caught:
+        return root
+    first = min(caught, key=lambda c: c.finding.evidence.seq)
+    finding = first.finding
+    finding.role, finding.fatal = Role.CAUSE, True
+    finding.initiating_rank = rank
+    finding.rank_evidence, finding.rank_reason = root.finding.rank_evidence, root.finding.rank_reason
+    finding.reason = (f"rank {rank} caught and logged this error of the job's and went on out of step; the other "
+                      f"ranks' {root.finding.title[:1].lower() + root.finding.title[1:]} answers it "
+                      f"({ev.file}:{ev.line})")
+    return first
 
 
 _GROUP_FIELDS = ("op", "seq", "timeout_ms", "signal", "exitcode")

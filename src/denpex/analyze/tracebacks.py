@@ -153,9 +153,9 @@ class TracebackTracker:
         if kind is Kind.HEADER and line.rank is None and key[1] is not None and block is not None \
                 and block.header is line:
             block.record_rank = key[1]
-        # a ranked traceback header, or a ranked error record whose traceback (exc_info) may follow bare
+        # a ranked traceback header, or a ranked warning or error record whose traceback (exc_info) may follow bare
         starts = line.rank is not None and (kind is Kind.HEADER or (
-            kind is Kind.OTHER and line.level in ("E", "F") and line.timestamp is not None))
+            kind is Kind.OTHER and line.level in ("W", "E", "F") and line.timestamp is not None))
         goes_on = (line.rank is None and key[1] is not None and block is not None
                    and (kind is not Kind.OTHER or _part_of_chain(line.body)))
         if starts or goes_on:
