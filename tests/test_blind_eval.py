@@ -332,8 +332,8 @@ def test_rates_hold_their_floor(half, check):
 # round 26's: test26 2 of 6 (unread); dev26 1 of 5, a recovered torchrun restart reported as a warning by design
 # round 27's: test27 1 of 8 (unread; none since Python's ignored exceptions are read as such); round 28's: dev28
 # 1 of 3 at the split, a RichHandler record's handled
-# traceback, clean since rich boxes are read; round 30's: test30 1 of 7 (unread; none since 2026-12-07's seventh session,
-# seen by the count only); round 32's: test32 1 of 5 at the
+# traceback, clean since rich boxes are read; round 30's: test30 1 of 7 (unread; none since 2026-12-07's seventh
+# session, seen by the count only); round 32's: test32 1 of 5 at the
 # split (unread), none since the cluster shells' host columns are read off; round 33's: test33 2 of 4 (unread),
 # dev33 1 of 5 at the split; round 34's: test34 2 of 10 (unread), dev34 2 of 9 at the split (1 since ignored
 # exceptions are read: a recovered torchrun restart, a warning by design); round 36's: test36 1 of 5 (unread); round
