@@ -1722,3 +1722,12 @@ def test_an_error_the_waited_on_rank_caught_and_logged_before_is_the_cause_of_th
     # and under `[rank1] ERROR ... skipping rest of validation`: the KeyError, not gloo's size check it led to
     root = diagnose(str(TESTS / "blind" / "dev42" / "run42b-torchrun-val-keyerror" / "log.txt")).root_cause
     assert root is not None and root.evidence.text == "KeyError: 'mae'" and root.rank == 1
+
+
+def test_a_quiet_rank_the_launcher_ended_with_sigterm_hung_rather_than_died():
+    # torchrun, 4 ranks (real run): rank 2's two threads deadlock; the others time out in all_reduce; torchrun's
+    # summary shows rank 2 `exitcode : -15 (pid: 14381)  (SIGTERM)`: alive at the teardown. Before, its silence was
+    # read as a death without a word (rank-died-silently, mem.host_oom)
+    root = diagnose(str(TESTS / "blind" / "dev42" / "run42a-torchrun-deadlock-r2" / "log.txt")).root_cause
+    assert root is not None and root.category == "dist.collective_timeout"
+    assert root.rank == 2 and root.rank_evidence == "silent" and "SIGTERM" in root.rank_reason

@@ -270,6 +270,11 @@ def _waited_for(cands: list[Candidate], collection: Collection,
         return missing[0], "absent_from_timeouts", (
             f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
             f"{span(sorted(r for r in reporters if r is not None))}: the others waited for it")
+    quiet = lone_quiet_rank(cands, collection)
+    if quiet is not None and collection.ranks[quiet[0]].exit_code == -15:
+        return quiet[0], "silent", (
+            f"rank {quiet[0]} printed no error while ranks {span(quiet[1])} timed out or lost it, and the launcher's "
+            "summary shows it alive until the teardown (ended by its SIGTERM): it hung, and they waited for it")
     ring = _ring_peer(cands, collection, reporters)
     stopped = _stopped_elsewhere(collection) if ring is None or ring[1] == 1 else None
     if stopped is not None:  # one surviving report's ring peer may itself have been waiting further round

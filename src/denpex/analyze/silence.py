@@ -127,7 +127,9 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     if not fatal or any(c.finding.role in _OWN_ERRORS for c in fatal):
         return None
     quiet = lone_quiet_rank(cands, collection)
-    if quiet is None:
+    if quiet is None or collection.ranks[quiet[0]].exit_code == -15:
+        # a quiet rank the launcher's summary shows ended by its SIGTERM (`exitcode : -15 ... (SIGTERM)`) was alive
+        # when it tore the job down: it hung, and the others' timeouts (attribution) name it; it did not die
         return None
     state = collection.ranks[quiet[0]]
     finished = _said_it_was_done(state)
