@@ -279,6 +279,10 @@ FLOORS = {
     # split with seed 20261242; test42 by totals only (5/13 4/13 11/13 13/13, healthy clean 3/3)
     "dev42": {"category": 0.46, "decisive_line": 0.46, "rank": 0.75, "verdict": 1.00},
     "test42": {"category": 0.38, "decisive_line": 0.30, "rank": 0.84, "verdict": 1.00},
+    # round 34's GPU scenarios (`generators/gpu_shared/run_round34.sh`, one H100, torch 2.11.0+cu130, 3 ranks sharing
+    # it), held out whole: labelled from what each run induced before Denpex read them; scored once by totals at
+    # 7cb3da0 (6/6 6/6 6/6 6/6); the seventh scenario (max-autotune, healthy) ran past its 300 s limit: not kept
+    "test43": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -358,7 +362,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev36": 5, "test36": 5, "dev37": 5, "test37": 5,
                     "dev38": 11, "test38": 11, "dev39": 4, "test39": 5,
                     "dev40": 2, "test40": 2, "dev41": 4, "test41": 4,
-                    "dev42": 3, "test42": 3}  # 9-13, 15, 17, 18: failures
+                    "dev42": 3, "test42": 3, "test43": 0}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
