@@ -13,7 +13,7 @@ from collections import Counter
 
 from denpex.analyze.baseline import MIN_RANKS_FOR_MAJORITY
 from denpex.analyze.collect import FAILED_RANKS_FIELD, Candidate, Collection, named_rank, rank_list
-from denpex.analyze.silence import lone_quiet_rank
+from denpex.analyze.silence import alive_at_teardown, lone_quiet_rank
 from denpex.ingest.headers import parse
 from denpex.masking import normalise_line
 from denpex.model import Finding, Role
@@ -271,7 +271,7 @@ def _waited_for(cands: list[Candidate], collection: Collection,
             f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
             f"{span(sorted(r for r in reporters if r is not None))}: the others waited for it")
     quiet = lone_quiet_rank(cands, collection)
-    if quiet is not None and collection.ranks[quiet[0]].exit_code == -15:
+    if quiet is not None and alive_at_teardown(collection.ranks[quiet[0]]):
         return quiet[0], "silent", (
             f"rank {quiet[0]} printed no error while ranks {span(quiet[1])} timed out or lost it, and the launcher's "
             "summary shows it alive until the teardown (ended by its SIGTERM): it hung, and they waited for it")

@@ -63,7 +63,7 @@ def _raised_by_the_job(block: Block) -> bool:
     of a peer's loss in it are about the job's own I/O, not an echo of a rank that died."""
     if block.logged or block.orphan or block.headless or not block.frames or block.exception_type is None:
         return False
-    if block.exception_type.rsplit(".", 1)[-1] not in _SOCKET_ERRORS and block.exception_type not in _SOCKET_ERRORS:
+    if not {block.exception_type, block.exception_type.rsplit(".", 1)[-1]} & _SOCKET_ERRORS:
         return False
     if any(_COMMUNICATION_FRAME.search(frame) for frame in block.frames):
         return False

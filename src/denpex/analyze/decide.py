@@ -525,9 +525,9 @@ def _caught_before(root: Candidate, cands: list[Candidate], collection: Collecti
               and c.finding.evidence.file == ev.file and c.finding.evidence.seq < ev.seq
               and _EXCEPTION_NAMED.search(c.finding.evidence.text)]
     state = collection.ranks.get(rank)
-    warned = state.first_warning if state is not None else None
-    entry = catalog.fallback(layers.Layer.USER.value)
-    if (not caught and warned is not None and entry is not None and warned.file == ev.file and warned.seq < ev.seq
+    warned = state.first_warning if state is not None and not caught else None
+    entry = catalog.fallback(layers.Layer.USER.value) if warned is not None else None
+    if (warned is not None and entry is not None and warned.file == ev.file and warned.seq < ev.seq
             and _EXCEPTION_NAMED.search(warned.text)):
         # a one-line record that names the exception it caught: no traceback, so no finding of its own yet
         finding = Finding(entry_id=entry.id, category=entry.category, title=entry.title, role=Role.WARNING,

@@ -127,10 +127,8 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     if not fatal or any(c.finding.role in _OWN_ERRORS for c in fatal):
         return None
     quiet = lone_quiet_rank(cands, collection)
-    if quiet is None or collection.ranks[quiet[0]].exit_code == -15:
-        # a quiet rank the launcher's summary shows ended by its SIGTERM (`exitcode : -15 ... (SIGTERM)`) was alive
-        # when it tore the job down: it hung, and the others' timeouts (attribution) name it; it did not die
-        return None
+    if quiet is None or alive_at_teardown(collection.ranks[quiet[0]]):
+        return None  # it hung, and the others' timeouts (attribution) name it; it did not die
     state = collection.ranks[quiet[0]]
     finished = _said_it_was_done(state)
     entry = catalog.generic("rank_finished" if finished else "rank_silence")
@@ -162,6 +160,12 @@ def lone_quiet_rank(cands: list[Candidate], collection: Collection) -> tuple[int
     if len(quiet) != 1:
         return None
     return quiet[0].rank, sorted(reporters)
+
+
+def alive_at_teardown(state: RankState) -> bool:
+    """The launcher's summary shows the rank ended by its SIGTERM (`exitcode : -15 (pid: 14381)  (SIGTERM)`): it was
+    alive when the job was torn down, hung perhaps, not dead without a word."""
+    return state.exit_code == -signal_module.SIGTERM
 
 
 def _said_it_was_done(state: RankState) -> bool:
