@@ -153,7 +153,6 @@ def _odd_collective(cands: list[Candidate]) -> tuple[Candidate, str, str] | None
     return None
 
 
-_AGENT_ENTRIES = ("torchrun-child-failed", "host-oom-killed")
 # e.g. gloo aborts the *receiving* rank of a mismatched collective: its SIGABRT may name the victim
 _VICTIM_EXITS = ("dist.collective_mismatch", "dist.collective_timeout", "dist.peer_or_store_failure")
 _CLOCK_SLACK = 1.0  # seconds an echo may appear stamped before its cause without raising doubt
@@ -689,7 +688,7 @@ def _agent_hint(finding: Finding, cands: list[Candidate], prefix: str = "") -> N
     exists: a hint, and the report says so."""
     # the launcher's report names the rank in its text (`local_rank: 2`) or in its prefix (Lightning's
     # `[rank: 2] Child process ... terminated`)
-    agent = [c for c in cands if c.entry is not None and c.entry.id in _AGENT_ENTRIES
+    agent = [c for c in cands if c.entry is not None and c.entry.launcher_exit_report
              and (named_rank(c.finding.fields) is not None or c.finding.evidence.rank is not None)]
     if not agent:
         return

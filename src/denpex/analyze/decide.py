@@ -153,8 +153,6 @@ def _echoes(cands: list[Candidate], collection: Collection) -> None:
                                f"({first.finding.entry_id})")
 
 
-# reports of a process's death by a signal, with the rank that died (a SIGKILL, a native crash)
-_DEATH_ENTRIES = frozenset({"host-oom-killed", "worker-segfault"})
 _WAIT_CATEGORIES = ("dist.collective_timeout", "dist.peer_or_store_failure")
 
 
@@ -165,7 +163,7 @@ def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
     if any(c.finding.role is not Role.COLLATERAL for c in pool):
         return pool
     timeouts = [c for c in pool if c.finding.category == "dist.collective_timeout"]
-    losses = [c for c in pool if c.entry is not None and c.entry.id == "peer-connection-lost"]
+    losses = [c for c in pool if c.entry is not None and c.entry.lost_peer]
     if not timeouts or not losses:
         return pool
     first_timeout = min((c.finding.evidence.timestamp for c in timeouts if c.finding.evidence.timestamp is not None),
@@ -181,7 +179,7 @@ def _waited_on_the_dead(cands: list[Candidate]) -> None:
     a signal: R's death is the cause, the wait its echo on the ranks that waited, whichever was printed first."""
     dead = {c.finding.evidence.rank if c.finding.evidence.rank is not None else named_rank(c.finding.fields): c
             for c in cands if c.finding.fatal and c.finding.role is Role.CAUSE and c.entry is not None
-            and c.entry.id in _DEATH_ENTRIES}
+            and c.entry.kills_a_rank}
     for cand in cands:
         finding = cand.finding
         if not finding.fatal or finding.role is not Role.CAUSE or finding.category not in _WAIT_CATEGORIES:

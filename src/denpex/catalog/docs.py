@@ -49,6 +49,15 @@ def entry_markdown(entry: Entry) -> str:
     if entry.stops_every_rank:
         out += ["", "It stops every rank at once and names none: the initiating rank is the one whose logged training "
                 "steps stop behind all the others' (it hung while they waited)."]
+    if entry.kills_a_rank:
+        out += ["", "It reports a rank killed by a signal: another rank's report of waiting on that rank (a timeout, a "
+                "barrier naming it) is this death's echo, whichever was printed first."]
+    if entry.lost_peer:
+        out += ["", "It reports a lost peer: when every report is an echo, a collective's timeout comes before the "
+                "lost connections it causes."]
+    if entry.launcher_exit_report:
+        out += ["", "It is a launcher's report of a child's exit: the rank it names is a hint when no rank's own "
+                "output names one."]
     if entry.echo_of_earlier_error:
         out += ["", "After a fatal error of its own process (same file and rank) it is that error's echo: collateral, "
                 "never the root cause."]

@@ -230,6 +230,15 @@ class Entry:
     # the report says something outside the ranks stopped all of them at once (a scheduler's time limit): it names
     # no rank, and the rank whose logged steps stop behind every other rank's is the one that hung
     stops_every_rank: bool = False
+    # the report is of one rank's process killed by a signal (SIGKILL, a native crash): a report that another rank
+    # waited on that rank (a timeout, a barrier naming it) is the death's echo, whichever was printed first
+    kills_a_rank: bool = False
+    # the report is a lost connection to a peer: among echoes only, a collective's timeout comes before the losses
+    # it causes (the rank that timed out exits, and its peers then find it gone)
+    lost_peer: bool = False
+    # a launcher's report of a child's exit (torchrun's summary, a spawner's kill report): its rank is a hint when
+    # no rank's own output names one
+    launcher_exit_report: bool = False
     references: list[str] = field(default_factory=list)
 
     def verify_shown(self, command: str = YOUR_COMMAND, log: str = SAVED_LOG) -> str:
