@@ -1731,3 +1731,38 @@ def test_a_quiet_rank_the_launcher_ended_with_sigterm_hung_rather_than_died():
     root = diagnose(str(TESTS / "blind" / "dev42" / "run42a-torchrun-deadlock-r2" / "log.txt")).root_cause
     assert root is not None and root.category == "dist.collective_timeout"
     assert root.rank == 2 and root.rank_evidence == "silent" and "SIGTERM" in root.rank_reason
+
+
+def test_a_store_key_wait_is_the_echo_of_the_rank_that_never_set_the_key():
+    # torchrun, 4 ranks (real run): rank 2 logs a KeyError from its data (logger.exception) and re-raises 8 s later;
+    # rank 1, collecting every rank's loss through the store, times out first: `DistStoreError: wait timeout after
+    # 4000ms, keys: /default_pg/0//loss/3/2`. A wait for a key is an echo of what stopped the rank meant to set it
+    log = TESTS / "blind" / "dev44" / "run44b-torchrun-ts-cascade" / "log.txt"
+    report = diagnose(str(log))
+    root = report.root_cause
+    assert root is not None and root.evidence.text == "[rank2]:KeyError: 'labels'" and root.rank == 2
+    waits = [f for f in report.findings if "wait timeout after 4000ms" in f.evidence.text]
+    assert waits and all(f.role is Role.COLLATERAL for f in waits)
+    # gloo's own rendezvous wait names the rank whose address never came, and stays a cause of its own
+    catalog = load()
+    line = _line("torch.distributed.DistStoreError: wait timeout after 15000ms, keys: /default_pg/0//1//cpu//0/2")
+    hits = [h for h in LineMatcher(catalog).match(line) if h.entry.id == "store-bind-or-connect-failed"]
+    assert hits and hits[0].fields.get("culprit_rank") == "2" and hits[0].signature.role is None
+    # and so do torchelastic's agents' own rendezvous keys (real run, dev35: the exit barrier's wait)
+    line = _line("torch.distributed.DistStoreError: wait timeout after 300000ms, keys: "
+                 "/none/torchelastic/agent/terminal_state/last_member")
+    hits = [h for h in LineMatcher(catalog).match(line) if h.entry.id == "store-bind-or-connect-failed"]
+    assert hits and hits[0].signature.role is None
+
+
+def test_deepspeeds_dist_world_size_is_the_jobs_size_and_names_the_rank_never_heard_from():
+    # DeepSpeed's launcher (real run, 3 ranks): `dist_world_size=3`; rank 1 is OOM-killed in a cgroup; ranks 0 and 2
+    # print `[rank0]:`/`[rank2]:` tracebacks of the lost connection; the launcher's `exits with return code = -9`
+    # shows the last command it built (`--local_rank=2`). Rank 1 wrote no ranked line at all
+    from denpex.scan.world_size import in_line
+
+    assert in_line(b"[2026-12-07 06:56:45,738] [INFO] [launch.py:170:main] dist_world_size=3") == 3
+    assert in_line(b"local_world_size=2") is None and in_line(b"xdist_world_size=5") is None
+    root = diagnose(str(TESTS / "blind" / "dev44" / "run44a-ds-hostoom-z2" / "log.txt")).root_cause
+    assert root is not None and root.category == "mem.host_oom"
+    assert root.rank == 1 and root.rank_evidence == "silent"

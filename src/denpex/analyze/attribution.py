@@ -565,10 +565,11 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
             f"the decisive line has no rank prefix; the {len(ranked)} ranked lines around it all come from this rank"
         )
         return
-    quiet = lone_quiet_rank(cands, collection) if _death_report(finding) else None
+    quiet = lone_quiet_rank(cands, collection, unheard=True) if _death_report(finding) else None
     if quiet is not None:
         # a death the launcher reported without a usable rank (DeepSpeed's `exits with return code = -9` shows the
-        # last command it built, not the dead one's): the one rank that went quiet while the others lost it
+        # last command it built, not the dead one's): the one rank that went quiet while the others lost it, or
+        # the one rank of the job's printed size never heard from at all
         finding.initiating_rank = quiet[0]
         finding.rank_evidence = "silent"
         finding.rank_reason = (f"the report of the death names no rank; rank {quiet[0]} printed no error while ranks "

@@ -137,8 +137,12 @@ def silent_rank(cands: list[Candidate], collection: Collection, catalog: Catalog
     return _silence_candidate(state, quiet[1], entry, finished)
 
 
-def lone_quiet_rank(cands: list[Candidate], collection: Collection) -> tuple[int, list[int]] | None:
-    """(rank, reporters): the one rank that printed no error while other ranks reported losing a peer, if one."""
+def lone_quiet_rank(cands: list[Candidate], collection: Collection,
+                    unheard: bool = False) -> tuple[int, list[int]] | None:
+    """(rank, reporters): the one rank that printed no error while other ranks reported losing a peer, if one.
+    With `unheard`, a rank of the job's printed size that wrote no ranked line at all counts as quiet too (a
+    launcher whose ranks are prefixed only on their tracebacks: DeepSpeed's `[rank0]:`): the caller has a report of
+    a death that names no rank."""
     fatal = [c for c in cands if c.finding.fatal]
     # a rank's own report of losing a peer; the launcher tearing the survivors down (its summary names each rank
     # it SIGTERMed) reports nothing lost
@@ -153,13 +157,15 @@ def lone_quiet_rank(cands: list[Candidate], collection: Collection) -> tuple[int
     alive = {rank for c in cands for rank in rank_list(c.finding.fields.get(TORN_DOWN_FIELD, ""))}
     quiet = [state for rank, state in collection.ranks.items()
              if rank not in speaking and rank not in alive and state.lines > 0]
-    if len(quiet) > 1:
+    size = (collection.world_size or collection.worker_table.size or 0) if unheard else 0
+    never = [rank for rank in range(size) if rank not in collection.ranks and rank not in speaking | alive]
+    if len(quiet) + len(never) > 1:
         # a launcher that tears the rest down without naming them (mp.spawn's SIGTERMs name pids) leaves every
         # survivor quiet too; the one whose last words say it had left went first (`no more batches, leaving`)
-        quiet = [state for state in quiet if _said_it_was_done(state)]
-    if len(quiet) != 1:
+        quiet, never = [state for state in quiet if _said_it_was_done(state)], []
+    if len(quiet) + len(never) != 1:
         return None
-    return quiet[0].rank, sorted(reporters)
+    return (quiet[0].rank if quiet else never[0]), sorted(reporters)
 
 
 def alive_at_teardown(state: RankState) -> bool:

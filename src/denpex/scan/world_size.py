@@ -21,7 +21,10 @@ WORD_LENGTH = 10
 assert all(len(word) == WORD_LENGTH for word in WORDS)
 assert all(b"z" in word or b"Z" in word for word in WORDS)  # the fast path skips coloured lines without either
 assert all(word.endswith((b"ize", b"IZE")) for word in WORDS)  # a floor's pieces are searched for these first
-_IN_LINE = re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(w) for w in WORDS) + rb")\b\W{0,3}(\d{1,6})\b")
+# a launcher's own name for the job's size ends in a word: DeepSpeed's launcher prints `dist_world_size=3`
+PREFIX = b"dist_"
+_IN_LINE = re.compile(rb"(?<![\w.])(?:" + re.escape(PREFIX) + rb")?(?:" + b"|".join(re.escape(w) for w in WORDS)
+                      + rb")\b\W{0,3}(\d{1,6})\b")
 # the same, read at a word found by a scanner: the value must follow on the same line
 _AFTER_WORD = re.compile(rb"\b[^\w\n]{0,3}(\d{1,6})\b")
 # a word with colour codes (or stray ESC bytes) anywhere inside it: which coloured lines to read on their shown text
@@ -49,6 +52,8 @@ def at_word(data: bytes, end: int) -> int | None:
     """The size printed after the word ending at `end`, which a scanner found inside a whole line of `data`
     (the byte before the word, and the line's end, are in `data`)."""
     start = end - WORD_LENGTH
+    if data.endswith(PREFIX, 0, start):
+        start -= len(PREFIX)
     if start > 0 and data[start - 1] in _NOT_BEFORE:
         return None
     found = _AFTER_WORD.match(data, end)
