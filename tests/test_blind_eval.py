@@ -291,6 +291,17 @@ FLOORS = {
     # test44 by totals only (13/18 13/18 9/16 18/18, healthy clean 3/3)
     "dev44": {"category": 0.72, "decisive_line": 0.77, "rank": 0.66, "verdict": 1.00},
     "test44": {"category": 0.72, "decisive_line": 0.72, "rank": 0.56, "verdict": 1.00},
+    # round 45 (68 cases: 40 real runs: helpers nested inside one rank failing (a Pool task, a process pool's worker
+    # killed, a prefetch thread, a subprocess, a DataLoader worker's own pool, atexit handlers); work only rank 0 (or
+    # the last rank, or a node's local rank 0) does while the others wait (evaluation, checkpoints on a full or
+    # read-only disk, a locked sqlite db, a corrupt cache, slow solo steps past the timeout, accelerate's
+    # main_process_first); 14 multi-rank public threads; 14 runs on one H100 (a misspelt allocator key, no visible
+    # GPU, a per-process memory cap, SDPA pinned to flash on fp32, a host sync inside a CUDA graph capture, NCCL
+    # refusing two ranks on one GPU, NCCL_DEBUG=INFO)): scored whole once, blind, at 4248ca2 by totals only
+    # (53/58 52/58 46/51 57/58, healthy clean 10/10); split with seed 20261245; test45 by totals only (28/30 28/30
+    # 24/28 29/30, healthy clean 5/5)
+    "dev45": {"category": 0.89, "decisive_line": 0.85, "rank": 0.95, "verdict": 1.00},
+    "test45": {"category": 0.93, "decisive_line": 0.93, "rank": 0.85, "verdict": 0.96},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -301,7 +312,7 @@ def half(request):
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
-                                    "44"])
+                                    "44", "45"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -310,7 +321,7 @@ def test_blind_split_is_intact(suffix):
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
-             "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21}.get(suffix, 60)
+             "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -372,7 +383,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev38": 11, "test38": 11, "dev39": 4, "test39": 5,
                     "dev40": 2, "test40": 2, "dev41": 4, "test41": 4,
                     "dev42": 3, "test42": 3, "test43": 0,
-                    "dev44": 3, "test44": 3}  # 9-13, 15, 17, 18: failures
+                    "dev44": 3, "test44": 3, "dev45": 5, "test45": 5}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

@@ -35,6 +35,16 @@ Added for round 34:
   compiled-assert  every rank runs the model through torch.compile; the bad rank's token ids run past the embedding
                 table, so Inductor's generated kernel's device assert fires
   autotune-ok   every rank compiles with mode="max-autotune-no-cudagraphs" (autotuning tables); the job finishes
+Added for round 45:
+  alloc-conf    the bad rank's PYTORCH_CUDA_ALLOC_CONF misspells a key (a node set up differently)
+  no-gpu        the bad rank starts with CUDA_VISIBLE_DEVICES="" (a node whose GPUs the scheduler did not expose)
+  mem-fraction  the bad rank caps itself with set_per_process_memory_fraction(0.01) and at the fault step builds a
+                4 GiB cache over the cap
+  sdpa-flash    the bad rank forces the flash SDPA kernel on fp32 inputs at the fault step
+  graph-capture the bad rank captures its head in a CUDA graph and calls .item() inside the capture
+  nccl-ok       the job's collectives go through NCCL (run with one process: NCCL refuses two on one GPU)
+  nccl-oom      as nccl-ok; the bad rank (0) builds a 256 GiB buffer at the fault step
+  nccl-shared   every rank uses NCCL on the one GPU: NCCL refuses the duplicate GPU at the first collective
 """
 from __future__ import annotations
 
@@ -52,7 +62,9 @@ import torch.nn as nn
 
 SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", "sigkill", "set-device",
              "triton-smem", "triton-compile", "cg-overwrite", "cg-skip-ok", "oom-backward", "oom-compiled",
-             "device-mismatch", "oom-backward-big", "triton-stages", "compiled-assert", "autotune-ok"]
+             "device-mismatch", "oom-backward-big", "triton-stages", "compiled-assert", "autotune-ok",
+             "alloc-conf", "no-gpu", "mem-fraction", "sdpa-flash", "graph-capture", "nccl-ok", "nccl-oom",
+             "nccl-shared"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -134,6 +146,31 @@ def staged_matmul(dev: torch.device) -> None:
     mm[(1,)](a, b, c, 2048, BLOCK=128, num_stages=8)
 
 
+def forced_flash(dev: torch.device) -> None:
+    """Scaled dot-product attention pinned to the flash kernel, on fp32 inputs it does not take."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q = torch.randn(BATCH, 4, SEQ, DIM // 4, device=dev)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+
+
+def captured_head(model: nn.Module, dev: torch.device) -> None:
+    """A CUDA graph capture of the head whose code checks a value on the host mid-capture."""
+    x = torch.randn(BATCH * SEQ, DIM, device=dev)
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        model.head(x)  # warm-up on a side stream, as the docs ask
+    torch.cuda.current_stream().wait_stream(side)
+    with torch.cuda.graph(graph):
+        y = model.head(x)
+        if y.abs().max().item() > 1e4:
+            y = y.clamp(-1e4, 1e4)
+    graph.replay()
+
+
 def train(rank: int, world: int, a: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s [rank{rank}] %(name)s: %(message)s",
                         force=True)
@@ -144,10 +181,18 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = f"/tmp/gpus-cache/{a.tag}/inductor-{rank}"
         if fault:
             os.environ["CC"] = "/opt/toolchains/gcc-12.2/bin/gcc"
-    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=20))
+    if fault and a.scenario == "alloc-conf":
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segment:True"
+    if fault and a.scenario == "no-gpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    nccl = a.scenario.startswith("nccl-")
+    dist.init_process_group("nccl" if nccl else "gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=20))
     if a.scenario == "set-device":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     dev = torch.device("cuda", 0)
+    if fault and a.scenario == "mem-fraction":
+        torch.cuda.set_per_process_memory_fraction(0.01, dev)
     log.info("world=%d device=%s (%s) scenario=%s", world, dev, torch.cuda.get_device_name(dev), a.scenario)
     torch.manual_seed(0)
     model = TinyLM().to(dev)
@@ -201,6 +246,17 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
                 staged_matmul(dev)
             elif a.scenario == "compiled-assert":
                 tokens = tokens + VOCAB // 2  # ids past the table: a tokenizer/vocab mismatch
+            elif a.scenario in ("mem-fraction", "nccl-oom"):
+                log.info("building the attention cache for long-context eval")
+                cache = torch.empty((1024, 1024, 1024) if a.scenario == "mem-fraction" else (64, 1024, 1024, 1024),
+                                    device=dev)
+                del cache
+            elif a.scenario == "sdpa-flash":
+                log.info("running the long-context attention probe")
+                forced_flash(dev)
+            elif a.scenario == "graph-capture":
+                log.info("capturing the head in a CUDA graph")
+                captured_head(model, dev)
             elif a.scenario == "device-mismatch":
                 logits = step_fn(tokens[:, :-1])
         tokens = tokens.to(dev)
@@ -211,7 +267,8 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
         flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
         if a.scenario == "cg-skip-ok":
             clamp_(flat)
-        flat = flat.cpu()
+        if not nccl:
+            flat = flat.cpu()
         dist.all_reduce(flat)
         flat /= world
         offset = 0
