@@ -1766,3 +1766,33 @@ def test_deepspeeds_dist_world_size_is_the_jobs_size_and_names_the_rank_never_he
     root = diagnose(str(TESTS / "blind" / "dev44" / "run44a-ds-hostoom-z2" / "log.txt")).root_cause
     assert root is not None and root.category == "mem.host_oom"
     assert root.rank == 1 and root.rank_evidence == "silent"
+
+
+def test_a_process_pools_dead_worker_is_the_cause_on_the_rank_that_owned_the_pool():
+    # torchrun, mpirun and mp.spawn (real runs): one rank's ProcessPoolExecutor loses a worker (SIGKILLed, or
+    # `os._exit`); that rank raises `BrokenProcessPool`, a class named without Error, which the others' lost
+    # connections echo
+    for case, rank in (("run45a-torchrun-ppe-sigkill-r1", 1), ("run45a-mpirun-ppe-sigkill-r2", 2),
+                       ("run45a-spawn-ppe-exit-r2", 2)):
+        root = diagnose(str(TESTS / "blind" / "dev45" / case / "log.txt")).root_cause
+        assert root is not None and root.entry_id == "process-pool-worker-died" and root.rank == rank, case
+        assert "BrokenProcessPool: A process in the process pool was terminated abruptly" in root.evidence.text
+    # Inductor's own compile workers (FX compile in a subprocess, one killed): the compiler failed (real run, dev39)
+    root = diagnose(str(TESTS / "blind" / "dev39" / "run39a-torchrun3-fxsubproc-workerkill-r1" / "log.txt")).root_cause
+    assert root is not None and root.category == "compile.backend_internal_error" and root.rank == 1
+    # a pool the job rebuilt and retried on: its own business, the run is clean (real run, dev45)
+    assert diagnose(str(TESTS / "blind" / "dev45" / "run45a-spawn-healthy-ppe-rebuild" / "log.txt")).verdict \
+        is Verdict.CLEAN
+
+
+def test_a_crash_the_launcher_saw_end_its_rank_is_fatal_though_buffered_progress_follows_it():
+    # torchrun --tee 3, 3 ranks (real run): rank 0's evaluation raises a shape error; its stdout's step lines (block-
+    # buffered) are flushed after the traceback on the way out, and torchrun reports `failed (exitcode: 1)
+    # local_rank: 0`. The others lose rank 0 and, handling that, raise their own FileNotFoundError
+    report = diagnose(str(TESTS / "blind" / "dev45" / "run45b-torchrun-eval-raise-secondary" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.rank == 0 and root.fatal
+    assert "mat1 and mat2 shapes cannot be multiplied" in root.evidence.text
+    chained = [f for f in report.findings if "FileNotFoundError" in f.evidence.text]
+    assert len(chained) == 2 and all(f.role is Role.COLLATERAL and "while its process handled" in f.reason
+                                     for f in chained)

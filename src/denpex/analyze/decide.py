@@ -174,6 +174,24 @@ def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
     return [c for c in pool if c not in losses]
 
 
+def _raised_handling_an_echo(cands: list[Candidate]) -> None:
+    """An exception Python chained onto a wait's or a lost peer's report of the same process (`During handling of
+    the above exception, another exception occurred:` after `Connection closed by peer`, a fallback the job tried
+    when its collective failed) was raised because of that echo: it is an echo too, whatever its own words."""
+    for cand in cands:
+        finding = cand.finding
+        if not finding.fatal or finding.role is not Role.CAUSE or cand.block is None or not cand.block.chained:
+            continue
+        echo = next((c for c in cands if c.block is cand.block and c is not cand and c.finding.fatal
+                     and c.finding.role is Role.COLLATERAL and c.finding.category in _WAIT_CATEGORIES
+                     and c.finding.evidence.seq < finding.evidence.seq), None)
+        if echo is None:
+            continue
+        finding.role = Role.COLLATERAL
+        finding.reason = (f"an echo: raised while its process handled the report at line {echo.finding.evidence.line} "
+                          f"({echo.finding.entry_id}), which it chains onto")
+
+
 def _waited_on_the_dead(cands: list[Candidate]) -> None:
     """A report that rank R did not arrive (a timeout or a barrier naming R) where the launcher reports R killed by
     a signal: R's death is the cause, the wait its echo on the ranks that waited, whichever was printed first."""
@@ -225,6 +243,8 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
             streams.append(((finding.evidence.file, intro[0]), intro[1]))
         stream, steps_before = max(streams, key=lambda s: collection.progress.last.get(s[0], (-1, 0))[0])
         progress_at, progress_line = collection.progress.last.get(stream, (-1, 0))
+        if _died_of_it(cand, collection):
+            continue
         # step 0 (`Epoch 0:   0%|`, a progress bar redrawn as it closes) is where training starts, not progress
         steps_after = collection.progress.steps.get(stream, -1)
         if progress_at <= finding.evidence.seq or steps_after <= max(steps_before, 0):
@@ -238,6 +258,15 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         if later and not (causes and all(_another_ranks(c, stream[1]) for c in causes)):
             continue
         _survived(cand, f"the job went on after it: its own output shows later progress (line {progress_line})")
+
+
+def _died_of_it(cand: Candidate, collection: Collection) -> bool:
+    """Python's own report of an uncaught exception (a traceback from `<module>`) on a rank the launcher saw exit
+    with a positive code (1: how an uncaught exception ends a process): the rank died of it. Progress lines printed
+    after it are output its block-buffered stdout flushed on the way out (torchrun's `--tee`, a pipe), not work it
+    went on to do."""
+    state = collection.ranks.get(cand.finding.evidence.rank) if cand.finding.evidence.rank is not None else None
+    return _from_the_top(cand) and state is not None and state.exit_code is not None and state.exit_code > 0
 
 
 def _all_went_on(evidence: Evidence, collection: Collection) -> tuple[int, int] | None:
@@ -280,8 +309,10 @@ def _survived(cand: Candidate, reason: str) -> None:
     and went on from (a metrics push that failed, a malformed data record it skipped: unexplained, or filed by an
     entry of the user-code layer) says nothing about PyTorch: context, outside the verdict."""
     cand.finding.fatal = False
-    users = cand.finding.generic or (cand.entry is not None and cand.entry.layer == "user_code")
-    own_code = users and cand.finding.category == "user.code_error"
+    # the job's own layer (a worker of its own process pool lost, whatever killed it), or an exception no entry
+    # explains that the job's own code raised
+    own_code = ((cand.entry is not None and cand.entry.layer == "user_code")
+                or (cand.finding.generic and cand.finding.category == "user.code_error"))
     cand.finding.role = Role.CONTEXT if own_code else Role.WARNING
     cand.finding.reason = reason
 
@@ -453,6 +484,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
             _survived(cand, "Python printed it as an exception it ignored (`Exception ignored in ...`: a destructor, "
                             "an atexit callback): the program went on")
     _echoes(cands, collection)  # after the errors the job lived through stopped being fatal: no echo of those
+    _raised_handling_an_echo(cands)
     _waited_on_the_dead(cands)
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
         silence.promote_bare_exits(cands)
