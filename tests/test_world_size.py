@@ -18,7 +18,9 @@ from denpex.scan.repeats import RepeatFilter
 from denpex.scan.world_size import at_word, largest_in_line
 from tests.test_engines import _engines
 
-# real lines of real runs (tests/corpus), and near misses the size must not be read from
+# real lines of real runs (tests/corpus), and near misses the size must not be read from; DeepSpeed's launcher
+# names the job's size `dist_world_size` (every node's launcher prints the whole job's), a rank's own share is
+# `local_world_size`
 LINES = [
     b"[default3]:2026-12-02 05:44:09,042 [rank3] INFO train: process group ready: backend=gloo world_size=4",
     b"[rank0]: 2026-11-29 14:55:13,571 [rank0] INFO train: initialized process group backend=gloo world_size=4",
@@ -28,11 +30,12 @@ LINES = [
     b"[rank0]: local_world_size=2",
     b"World size: 16",
     b"[rank0]: step 12 loss 0.51",
+    b"[rank0]: xdist_world_size=5",
 ]
 
 
 def test_the_size_is_read_after_the_words_not_from_local_world_size():
-    assert [largest_in_line(line) for line in LINES] == [4, 4, None, 4, None, None, 16, None]
+    assert [largest_in_line(line) for line in LINES] == [4, 4, 8, 4, None, None, 16, None, None]
     for line in LINES:  # a scanner's word ends give the same values as the whole line's reading
         ends = [i + 10 for i in range(len(line)) if line[i:i + 10] in (b"world_size", b"World size", b"WORLD_SIZE")]
         sizes = [s for s in (at_word(line + b"\n", end) for end in ends) if s is not None]
