@@ -375,8 +375,10 @@ class Collector:
             # entry explains was raised here, not logged
             fatal = True
             role = Role.CAUSE
-        elif handled and fatal and role is Role.WRAPPER:
-            fatal = False  # the wrapper of a handled exception (Dynamo's suppress_errors record) wraps a warning
+        elif (handled or _HANDLED.search(line.body)) and fatal and role is Role.WRAPPER:
+            # the wrapper of a handled exception (Dynamo's suppress_errors record), or in a line that says the
+            # program went on (`WARNING ... failed: TimeoutError: On WorkerInfo(id=2, ...); retrying`), wraps a warning
+            fatal = False
 
         fields = dict(hit.fields)
         summary_rank = self.rank_tracker.summary_rank_of(line)

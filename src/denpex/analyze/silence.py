@@ -24,13 +24,14 @@ _OWN_ERRORS = (Role.CAUSE, Role.SYMPTOM)
 # how a launcher that cannot name the signal says a process died (Ray's `Worker exit type: SYSTEM_ERROR`)
 ABNORMAL_EXIT_TYPES = frozenset({"SYSTEM_ERROR", "NODE_DIED", "OUT_OF_MEMORY"})
 # a quiet rank's last words that say it left on purpose: the run as a whole is over for it (`training finished
-# after 6 steps`, `done: 5 steps, leaving`, `no more batches`), not one step or epoch (`step 5 done`), after which
+# after 6 steps`, `done: 5 steps, leaving`, `no more batches`, `my work is done, shutting down rpc now`), not one
+# step or epoch (`step 5 done`), after which
 # a kill is as likely as ever
 _FINISHED = re.compile(
-    r"\b(?:training|train|run|job|loop|worker|rank\s?\d+)\s*(?:is\s+|has\s+)?(?:done|finished|complete|completed|over)\b"
+    r"\b(?:training|train|run|job|loop|work|worker|rank\s?\d+)\s*(?:is\s+|has\s+)?(?:done|finished|complete|completed|over)\b"
     r"|\bfinished\s+(?:training|the\s+run|after\s+\d+|all\b)"
     r"|\bdone\b\W{0,3}(?:after\s+)?\d+\s+(?:steps|iterations|iters|batches|epochs)\b"
-    r"|\b(?:leaving|exiting)\b"
+    r"|\b(?:leaving|exiting|shutting\s+down)\b"
     r"|\b(?:out\s+of|no\s+more|exhausted(?:\s+its|\s+the)?)\s+(?:data|batches|samples)\b"
     r"|\bend\s+of\s+(?:data|dataset|training)\b",
     re.IGNORECASE,
@@ -152,7 +153,9 @@ def lone_quiet_rank(cands: list[Candidate], collection: Collection,
     reporters = {c.finding.evidence.rank for c in losses if c.finding.evidence.rank is not None}
     if not reporters:
         return None
-    speaking = {c.finding.evidence.rank for c in cands if c.finding.evidence.rank is not None}
+    # a rank's advisory warnings (torch's UserWarnings at start-up) say nothing about the failure
+    speaking = {c.finding.evidence.rank for c in cands if c.finding.evidence.rank is not None
+                and not (c.entry is not None and c.entry.advisory)}
     # a rank the launcher tore down after the failure was alive until then: it did not die without a word
     alive = {rank for c in cands for rank in rank_list(c.finding.fields.get(TORN_DOWN_FIELD, ""))}
     quiet = [state for rank, state in collection.ranks.items()
