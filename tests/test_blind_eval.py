@@ -312,6 +312,14 @@ FLOORS = {
     # healthy clean 4/4)
     "dev46": {"category": 0.55, "decisive_line": 0.72, "rank": 0.33, "verdict": 1.00},
     "test46": {"category": 0.61, "decisive_line": 0.77, "rank": 0.41, "verdict": 1.00},
+    # round 47 (30 real runs: the Hugging Face Trainer (DDP, DeepSpeed ZeRO-2/3 on CPU) and Accelerate's own loop
+    # under torchrun, the deepspeed launcher and accelerate launch, failing on one rank (a collator, a callback, a
+    # SIGKILL, a hang, a config, an eval step, a read-only checkpoint dir, an OOM kill in a cgroup); 9 runs on one H100
+    # (a Triton kernel that never returns, rank 0's OOM, CUDA_LAUNCH_BLOCKING, CUDA events read too early)): scored
+    # whole once, blind, at 3e37357 by totals only (26/26 26/26 25/26 26/26, healthy clean 4/4); split with seed
+    # 20261247; test47 by totals only (13/13 13/13 13/13 13/13, healthy clean 2/2)
+    "dev47": {"category": 1.00, "decisive_line": 1.00, "rank": 0.92, "verdict": 1.00},
+    "test47": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -322,7 +330,7 @@ def half(request):
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
-                                    "44", "45", "46"])
+                                    "44", "45", "46", "47"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -331,7 +339,7 @@ def test_blind_split_is_intact(suffix):
     least = {"7": 20, "9": 10, "10": 10, "13": 8, "14": 20, "15": 9, "16": 10, "17": 14, "18": 6,
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
-             "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22}.get(suffix, 60)
+             "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22, "47": 15}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -394,7 +402,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev40": 2, "test40": 2, "dev41": 4, "test41": 4,
                     "dev42": 3, "test42": 3, "test43": 0,
                     "dev44": 3, "test44": 3, "dev45": 5, "test45": 5,
-                    "dev46": 3, "test46": 4}  # 9-13, 15, 17, 18: failures
+                    "dev46": 3, "test46": 4, "dev47": 2, "test47": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

@@ -45,6 +45,11 @@ Added for round 45:
   nccl-ok       the job's collectives go through NCCL (run with one process: NCCL refuses two on one GPU)
   nccl-oom      as nccl-ok; the bad rank (0) builds a 256 GiB buffer at the fault step
   nccl-shared   every rank uses NCCL on the one GPU: NCCL refuses the duplicate GPU at the first collective
+Added for round 47:
+  gpu-spin      the bad rank launches a Triton kernel that waits on a flag no one sets: it never comes back from
+                the GPU, and the others time out in the next all_reduce
+  event-timing  the bad rank times a burst of matmuls with CUDA events and reads elapsed_time before the end
+                event completed
 """
 from __future__ import annotations
 
@@ -64,7 +69,7 @@ SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", 
              "triton-smem", "triton-compile", "cg-overwrite", "cg-skip-ok", "oom-backward", "oom-compiled",
              "device-mismatch", "oom-backward-big", "triton-stages", "compiled-assert", "autotune-ok",
              "alloc-conf", "no-gpu", "mem-fraction", "sdpa-flash", "graph-capture", "nccl-ok", "nccl-oom",
-             "nccl-shared"]
+             "nccl-shared", "gpu-spin", "event-timing"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -171,6 +176,33 @@ def captured_head(model: nn.Module, dev: torch.device) -> None:
     graph.replay()
 
 
+def spin_forever(dev: torch.device) -> None:
+    """A user Triton kernel that polls a flag in GPU memory until another kernel sets it; none ever does."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def wait_flag(flag):
+        seen = tl.load(flag, volatile=True)
+        while seen == 0:
+            seen = tl.load(flag, volatile=True)
+
+    wait_flag[(1,)](torch.zeros(1, dtype=torch.int32, device=dev))
+    torch.cuda.synchronize(dev)
+
+
+def time_matmuls(dev: torch.device) -> float:
+    """Milliseconds of a burst of matmuls, read before the end event has completed (no synchronize)."""
+    a = torch.randn(8192, 8192, device=dev)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(200):
+        a = a @ a
+        a = a / a.norm()
+    end.record()
+    return start.elapsed_time(end)
+
+
 def train(rank: int, world: int, a: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s [rank{rank}] %(name)s: %(message)s",
                         force=True)
@@ -257,6 +289,11 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
             elif a.scenario == "graph-capture":
                 log.info("capturing the head in a CUDA graph")
                 captured_head(model, dev)
+            elif a.scenario == "gpu-spin":
+                log.info("waiting for the prefetch kernel's ready flag")
+                spin_forever(dev)
+            elif a.scenario == "event-timing":
+                log.info("matmul burst took %.1f ms", time_matmuls(dev))
             elif a.scenario == "device-mismatch":
                 logits = step_fn(tokens[:, :-1])
         tokens = tokens.to(dev)
