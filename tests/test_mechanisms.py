@@ -1826,14 +1826,6 @@ def test_rpc_timeouts_and_unknown_worker_names_are_filed_by_their_kind():
 
 
 
-def test_a_stores_count_of_the_ranks_that_came_is_about_the_missing_ones_not_its_host():
-    # one H200 (real run, corpus gpu): the store's host reports `Timed out after N seconds waiting for clients. 1/2
-    # clients joined.`; the report is about the rank that never came, which the log does not name: not its reporter
-    root = diagnose(str(CORPUS / "gpu" / "gpu-dist-store-timeout" / "log.txt")).root_cause
-    assert root is not None and "clients joined" in root.evidence.text
-    assert root.rank is None and root.rank_evidence == "unknown" and "1 of 2" in root.rank_reason
-
-
 def test_a_quiet_ranks_warnings_at_start_up_do_not_make_it_speak_and_shutting_down_is_leaving():
     # torch.distributed.rpc under torchrun (real run): observer2 logs `my work is done, shutting down rpc now` and
     # shuts down early; the agent's next call fails `RuntimeError: eof (this error originated at tensorpipe/...)`.

@@ -369,12 +369,6 @@ def _absent_from_barrier(root: Candidate, cands: list[Candidate],
         f"the store barrier counted {joined} of {world} ranks; {said}, so rank {missing[0]} never reached it")
 
 
-def counted_short(fields: dict[str, object]) -> tuple[int, int] | None:
-    """(joined, world size) of a report that counted fewer ranks than the job has (a store's `2/3 clients joined`)."""
-    joined, world = _int(fields.get("joined")), _int(fields.get("world_size"))
-    return (joined, world) if joined is not None and world is not None and 0 < joined < world else None
-
-
 def _int(value: object) -> int | None:
     return int(str(value)) if value is not None and str(value).isdigit() else None
 
@@ -441,14 +435,6 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     absent = _absent_from_barrier(root, cands, collection)
     if absent is not None:
         finding.initiating_rank, finding.rank_evidence, finding.rank_reason = absent
-        return
-    counted = counted_short(finding.fields)
-    if counted is not None and named_rank(finding.fields) is None:
-        # the report is about the ranks that never came, not about the one that counted them (the store's host)
-        finding.rank_unknown = True
-        finding.rank_evidence = "unknown"
-        finding.rank_reason = (f"the report counts {counted[0]} of {counted[1]} ranks; it is about the ones that never "
-                               "came, and the log does not say which")
         return
     if _named_by_most(root, cands):
         return

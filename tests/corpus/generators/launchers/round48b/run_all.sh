@@ -13,7 +13,6 @@ run48b-torchrun2n-mismatch|tr2|one|LOGFMT=hostpid FAULT=mismatch FAULT_RANK=3
 run48b-torchrun3n-hostoom-files|tr3|files|LOGFMT=bracket FAULT=hostoom FAULT_RANK=2
 run48b-torchrunc10d-raise-logdir|trc3|logdir|LOGFMT=hostfile FAULT=raise FAULT_RANK=1
 run48b-torchrunc10d-sigkill|trc3|one|LOGFMT=filter FAULT=sigkill FAULT_RANK=2
-run48b-torchrun3n-compile|tr3|one|LOGFMT=bracket FAULT=compile FAULT_RANK=1 PG_TIMEOUT=120
 run48b-mpirun-raise|mpi|one|LOGFMT=hostpid FAULT=raise FAULT_RANK=2
 run48b-mpirun-sigkill|mpi|one|LOGFMT=bracket FAULT=sigkill FAULT_RANK=3
 run48b-mpirun-hang|mpi|one|LOGFMT=filter FAULT=hang FAULT_RANK=2 PG_TIMEOUT=15
@@ -36,9 +35,9 @@ echo "$CASES" | while IFS='|' read -r id l layout envs; do
     envs="$envs OOM_CGROUP=$CG"
   fi
   echo "== $id ($l $layout: $envs)"
-  env $envs LOG_DIR=$R/logs timeout 300 "$G/launch.sh" $l $layout "$R" $port > "$C/log.txt" 2>&1
+  env $envs LOG_DIR=$R/logs timeout 300 "$G/launch.sh" $l $layout "$R" $port > "$C/log.txt" 2>&1 < /dev/null
   echo "   exit $?"
-  pkill -f "$G/r48b_job.py" ; sleep 2   # no orphan ranks (only this round's script name)
+  pkill -f "$G/r48b_job.py"; sleep 2; pkill -9 -f "$G/r48b_job.py"   # no orphan ranks (only this round's script name)
   [ -d $CG ] && { rmdir $CG 2>/dev/null || { sleep 3; rmdir $CG; }; }
   # per-node files (other nodes' consoles, app logs named by host, torchrun --log-dir trees) -> ranks/
   if [ -n "$(ls -A $R/nodes 2>/dev/null)" ] || [ -d $R/logs ] || [ -d $R/tlogs ]; then

@@ -1,0 +1,36 @@
+import json
+P = "two torchrun agents on one host, c10d rendezvous, --nproc-per-node 2 --tee 3 each, outputs labelled '0: '/'1: ' (like srun --label)"
+KILLED = "Killed                  \"$TR\" \"${common[@]}\" --max-restarts \"$mrb\""
+cases = [
+ dict(id="run48a-elastic-node-lost-recover", cmd=P + "; --nnodes 1:2 --max-restarts 1; agent B (ranks 2,3) and its workers SIGKILLed after step 3",
+   category="none", fatal=False, decisive_line=None, rank=None,
+   collateral=["agent A's ranks 0/1: gloo 'Connection closed by peer' when node B vanishes", "A's torchrun 'failed (exitcode: 1) local_rank: 0', then re-rendezvous with 1 node", "shell: agent B 'Killed' (rc 137)"],
+   root_cause="Node B (ranks 2,3) is lost mid-training; with --nnodes 1:2 agent A restarts alone (world size 2), resumes from the step-3 checkpoint and finishes all 10 steps (exit 0).",
+   fix="None needed for the job to finish (it degraded to one node); investigate why node B died.",
+   induced_how="pkill -9 -P <agent B pid>; kill -9 <agent B pid> once ' step 3/' was logged; A --max-restarts 1, rdzv-conf last_call_timeout=5",
+   notes="NEGATIVE control for membership change: agent A exits 0 ('training finished: 10 steps, world size 2'); only node B's agent exit 137 is left in the log."),
+ dict(id="run48a-elastic-node-lost-fail", cmd=P + "; --nnodes 1:2 --max-restarts 0; agent B (ranks 2,3) and its workers SIGKILLed after step 3",
+   category="dist.peer_or_store_failure", decisive_line="0: [default0]:[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer",
+   also_acceptable=["0: [default1]:[rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer", KILLED], rank=2,
+   collateral=["agent A: ChildFailedError, Root Cause rank 0 exitcode 1 (a survivor)", "shell: agent B 'Killed' (rc 137), no output from ranks 2/3"],
+   root_cause="Node B (agent + ranks 2 and 3) is SIGKILLed mid-training; A's ranks 0/1 lose their gloo peers ('Connection closed by peer') and, with --max-restarts 0, agent A fails.",
+   fix="Find why node B died (host kill / OOM / preemption); allow restarts (--max-restarts >= 1 with --nnodes 1:2) so the job can continue on the remaining node.",
+   induced_how="pkill -9 -P <agent B pid>; kill -9 <agent B pid> once ' step 3/' was logged; both agents --max-restarts 0",
+   notes="Ranks 2 and 3 died together (node loss); initiating_rank 2 stands for node B (global ranks 2-3). Launcher's Root Cause rank 0 is a survivor."),
+ dict(id="run48a-elastic-rdzv-timeout", cmd=P + "; --nnodes 2 --max-restarts 2 --rdzv-conf join_timeout=20; agent B (ranks 2,3) SIGKILLed after step 3",
+   category="dist.peer_or_store_failure", decisive_line="0: torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+   also_acceptable=["0: [default0]:[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer", KILLED], rank=2,
+   collateral=["agent A's ranks 0/1: gloo 'Connection closed by peer'", "agent A: 'failed (exitcode: 1) local_rank: 0', restart, then re-rendezvous waits for 2 nodes", "shell: agent B 'Killed' (rc 137)"],
+   root_cause="Node B is lost mid-training; agent A restarts (restarts left) but the fixed --nnodes 2 rendezvous can never complete without B, so it raises RendezvousTimeoutError after the 20 s join timeout.",
+   fix="Bring node B back (or find why it died) or allow elastic membership (--nnodes 1:2) so A can continue alone.",
+   induced_how="pkill -9 -P <agent B pid>; kill -9 <agent B pid> once ' step 3/' was logged; --nnodes 2, --max-restarts 2, join_timeout=20",
+   notes="The job ends in agent A's re-rendezvous timeout; the missing participant is node B (global ranks 2-3), initiating_rank 2 stands for it."),
+ dict(id="run48a-elastic-rdzv-after-raise", cmd=P + "; --nnodes 2; agent A --max-restarts 2, agent B --max-restarts 0; plan '*:raise@3:4'",
+   category="user.code_error", decisive_line="1: [default1]:[rank3]: ValueError: corrupt record 3 in shard data/train-00003.bin: expected 32 features, got 0", rank=3,
+   collateral=["ranks 0/1/2: gloo 'Connection closed by peer'", "agent B (no restarts left): ChildFailedError Root Cause rank 3, exits and closes the rendezvous", "agent A: restarts, then RendezvousClosedError on re-rendezvous"],
+   root_cause="Rank 3 (node B) raises ValueError on a corrupt record at step 4; agent B has --max-restarts 0 so it gives up and closes the rendezvous, and agent A's restart ends in RendezvousClosedError.",
+   fix="Fix the corrupt record in data/train-00003.bin (and give both agents the same --max-restarts).",
+   induced_how="rank 3 raises ValueError at step 4 (--plan '*:raise@3:4'); agent B --max-restarts 0, agent A --max-restarts 2; no process killed",
+   notes="Agent A's last failure (RendezvousClosedError) exists only because node B's agent quit after rank 3's error, so the label is rank 3's ValueError. Intended as a rendezvous timeout; torch closes the rendezvous instead when an agent exits normally."),
+]
+json.dump(cases, open("/tmp/h48a/pairs.json", "w"), indent=1)
