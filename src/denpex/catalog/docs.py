@@ -11,6 +11,20 @@ from pathlib import Path
 from denpex.catalog.loader import load
 from denpex.catalog.schema import Entry
 
+# what the analysis does with an entry's flags (catalog.schema.Entry), in its page's words
+_FLAG_SENTENCES = (
+    ("stops_every_rank", "It stops every rank at once and names none: the initiating rank is the one whose logged "
+     "training steps stop behind all the others' (it hung while they waited)."),
+    ("kills_a_rank", "It reports a rank killed by a signal: another rank's report of waiting on that rank (a timeout, "
+     "a barrier naming it) is this death's echo, whichever was printed first."),
+    ("lost_peer", "It reports a lost peer: when every report is an echo, a collective's timeout comes before the lost "
+     "connections it causes."),
+    ("launcher_exit_report", "It is a launcher's report of a child's exit: the rank it names is a hint when no rank's "
+     "own output names one."),
+    ("echo_of_earlier_error", "After a fatal error of its own process (same file and rank) it is that error's echo: "
+     "collateral, never the root cause."),
+)
+
 
 def entry_markdown(entry: Entry) -> str:
     out = [
@@ -46,21 +60,9 @@ def entry_markdown(entry: Entry) -> str:
         peers = ", ".join(f"`{check}`: rank {offset:+d}" for check, offset in peer.offsets.items())
         out += ["", f"The report also names the peer that {peer.says}, by its `{peer.field}` ({peers}, modulo the "
                 "world size): either that peer or the reporting rank is the culprit."]
-    if entry.stops_every_rank:
-        out += ["", "It stops every rank at once and names none: the initiating rank is the one whose logged training "
-                "steps stop behind all the others' (it hung while they waited)."]
-    if entry.kills_a_rank:
-        out += ["", "It reports a rank killed by a signal: another rank's report of waiting on that rank (a timeout, a "
-                "barrier naming it) is this death's echo, whichever was printed first."]
-    if entry.lost_peer:
-        out += ["", "It reports a lost peer: when every report is an echo, a collective's timeout comes before the "
-                "lost connections it causes."]
-    if entry.launcher_exit_report:
-        out += ["", "It is a launcher's report of a child's exit: the rank it names is a hint when no rank's own "
-                "output names one."]
-    if entry.echo_of_earlier_error:
-        out += ["", "After a fatal error of its own process (same file and rank) it is that error's echo: collateral, "
-                "never the root cause."]
+    for flag, sentence in _FLAG_SENTENCES:
+        if getattr(entry, flag):
+            out += ["", sentence]
     if entry.graph_break_ids:
         out += ["", "Dynamo graph-break ids: " + ", ".join(f"`{g}`" for g in entry.graph_break_ids)]
     if entry.fixtures:
