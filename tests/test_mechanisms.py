@@ -1832,3 +1832,11 @@ def test_a_quiet_ranks_warnings_at_start_up_do_not_make_it_speak_and_shutting_do
     # Every rank printed torch's deprecation UserWarning at start-up: that is no word about the failure
     root = diagnose(str(TESTS / "blind" / "dev46" / "run46a-torchrun-obs-shutdown" / "log.txt")).root_cause
     assert root is not None and root.rank == 2 and root.rank_evidence == "silent"
+
+
+def test_an_error_the_distributed_runtime_repacked_keeps_its_own_class():
+    # torch.distributed.rpc under mpirun (real run): ps2 returns an unpicklable lock; the trainer's call fails
+    # `RuntimeError: TypeError: cannot pickle '_thread.lock' object` through rpc's frames: the job's own TypeError
+    root = diagnose(str(TESTS / "blind" / "dev46" / "run46a-mpirun-ps-pickle" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error"
+    assert "RuntimeError: TypeError: cannot pickle '_thread.lock' object" in root.evidence.text

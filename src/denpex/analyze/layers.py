@@ -103,6 +103,9 @@ _WEAK_WORDS: tuple[tuple[re.Pattern[str], Layer], ...] = (
 
 # what an API raises when its caller passed something it does not accept
 _ARGUMENT_ERRORS = frozenset({"ValueError", "TypeError", "KeyError", "AttributeError", "IndexError"})
+# an error repacked by the distributed runtime with the original's class first (RPC's caller: `RuntimeError:
+# TypeError: cannot pickle '_thread.lock' object`, what the callee's pickler raised)
+_REPACKED = re.compile(r":\s*(?P<cls>[A-Z]\w*Error):")
 # a precondition an API checks before it does anything, stated as one (FSDP's `RuntimeError: FSDP needs a non-CPU
 # accelerator device, but no accelerator device is detected`, `... requires ...`, `... is not supported ...`): the
 # job's setup, not a failure of the peers, the store or the network
@@ -216,6 +219,11 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
             if exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
                 return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
                                f"({where}): the caller's mistake")
+            inner = _REPACKED.match(message[message.find(exception_type) + len(exception_type):]) \
+                if exception_type and exception_type in message else None
+            if inner is not None and inner.group("cls") in _ARGUMENT_ERRORS:
+                return Verdict(Layer.USER, f"torch.distributed re-raised the job's own {inner.group('cls')} in a "
+                               f"{exception_type} ({where})")
             if _PRECONDITION.search(message):
                 return Verdict(Layer.USER, f"torch.distributed refused the job's setup: its message states a "
                                f"precondition ({where})")
