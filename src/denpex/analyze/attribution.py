@@ -572,7 +572,9 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         # the one rank of the job's printed size never heard from at all
         finding.initiating_rank = quiet[0]
         finding.rank_evidence = "silent"
-        finding.rank_reason = (f"the report of the death names no rank; rank {quiet[0]} printed no error while ranks "
+        heard = quiet[0] in collection.ranks and collection.ranks[quiet[0]].lines > 0
+        finding.rank_reason = (f"the report of the death names no rank; rank {quiet[0]} "
+                               f"{'printed no error' if heard else 'was never heard from'} while ranks "
                                f"{span(quiet[1])} lost their connection to it")
         return
     sole = _sole_rank(root, cands, collection)

@@ -80,7 +80,8 @@ def _ignored_by_python(header: Line, ring: deque[Line]) -> bool:
 # a log record that says its error was handled: one autotuning choice failed and is skipped, a fallback ran
 _HANDLED = re.compile(
     r"Ignoring this choice|[Ss]kipping (?:this )?(?:choice|config)|[Ff]alling back to eager|[Ff]all(?:ing)? back to"
-    r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry|[Rr]etrying\b"
+    r" (?:the )?(?:eager|aten|python)|suppress(?:ing|ed) (?:the )?(?:error|exception)|will retry"
+    r"|(?<!not )(?<!giving up )[Rr]etrying\b"  # but not `not retrying`, `giving up retrying`
     # Inductor's autotuner logs a failed candidate `for benchmark choice ...` and drops only that choice
     r"|for benchmark choice\b"
     # a training loop that catches a failed step and moves on

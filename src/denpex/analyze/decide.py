@@ -177,7 +177,8 @@ def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
 def _raised_handling_an_echo(cands: list[Candidate]) -> None:
     """An exception Python chained onto a wait's or a lost peer's report of the same process (`During handling of
     the above exception, another exception occurred:` after `Connection closed by peer`, a fallback the job tried
-    when its collective failed) was raised because of that echo: it is an echo too, whatever its own words."""
+    when its collective failed; or `raise ... from` it: `The above exception was the direct cause`) was raised
+    because of that echo: it is an echo too, whatever its own words."""
     for cand in cands:
         finding = cand.finding
         if not finding.fatal or finding.role is not Role.CAUSE or cand.block is None or not cand.block.chained:
@@ -236,6 +237,8 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         finding = cand.finding
         if finding.role is not Role.CAUSE or cand.block is None:
             continue
+        if _died_of_it(cand, collection):
+            continue
         # its own stream, or that of the ranked line that introduced a rankless traceback (whichever went on later)
         streams = [((finding.evidence.file, finding.evidence.rank), cand.steps_before)]
         intro = _introduced_by(cand, collection)
@@ -243,8 +246,6 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
             streams.append(((finding.evidence.file, intro[0]), intro[1]))
         stream, steps_before = max(streams, key=lambda s: collection.progress.last.get(s[0], (-1, 0))[0])
         progress_at, progress_line = collection.progress.last.get(stream, (-1, 0))
-        if _died_of_it(cand, collection):
-            continue
         # step 0 (`Epoch 0:   0%|`, a progress bar redrawn as it closes) is where training starts, not progress
         steps_after = collection.progress.steps.get(stream, -1)
         if progress_at <= finding.evidence.seq or steps_after <= max(steps_before, 0):
@@ -484,8 +485,8 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
             _survived(cand, "Python printed it as an exception it ignored (`Exception ignored in ...`: a destructor, "
                             "an atexit callback): the program went on")
     _echoes(cands, collection)  # after the errors the job lived through stopped being fatal: no echo of those
-    _raised_handling_an_echo(cands)
     _waited_on_the_dead(cands)
+    _raised_handling_an_echo(cands)  # after the waits on the dead became echoes
     if not any(c.finding.fatal and _tier(c) <= 1 for c in cands):
         silence.promote_bare_exits(cands)
         silence.last_words(cands, collection)

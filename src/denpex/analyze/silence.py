@@ -28,10 +28,11 @@ ABNORMAL_EXIT_TYPES = frozenset({"SYSTEM_ERROR", "NODE_DIED", "OUT_OF_MEMORY"})
 # step or epoch (`step 5 done`), after which
 # a kill is as likely as ever
 _FINISHED = re.compile(
-    r"\b(?:training|train|run|job|loop|work|worker|rank\s?\d+)\s*(?:is\s+|has\s+)?(?:done|finished|complete|completed|over)\b"
+    r"\b(?:training|train|run|job|loop|worker|rank\s?\d+)\s*(?:is\s+|has\s+)?(?:done|finished|complete|completed|over)\b"
+    r"|\b(?:my|all(?:\s+the)?)\s+work\s+is\s+(?:done|finished|over)\b"
     r"|\bfinished\s+(?:training|the\s+run|after\s+\d+|all\b)"
     r"|\bdone\b\W{0,3}(?:after\s+)?\d+\s+(?:steps|iterations|iters|batches|epochs)\b"
-    r"|\b(?:leaving|exiting|shutting\s+down)\b"
+    r"|\b(?:leaving|exiting)\b|\bshutting\s+down\s+(?:rpc|now|cleanly)\b"
     r"|\b(?:out\s+of|no\s+more|exhausted(?:\s+its|\s+the)?)\s+(?:data|batches|samples)\b"
     r"|\bend\s+of\s+(?:data|dataset|training)\b",
     re.IGNORECASE,
@@ -161,7 +162,10 @@ def lone_quiet_rank(cands: list[Candidate], collection: Collection,
     quiet = [state for rank, state in collection.ranks.items()
              if rank not in speaking and rank not in alive and state.lines > 0]
     size = (collection.world_size or collection.worker_table.size or 0) if unheard else 0
-    never = [rank for rank in range(size) if rank not in collection.ranks and rank not in speaking | alive]
+    heard_or_alive = speaking | alive
+    # a rank the launcher's summary names has a state, but no line of its own
+    never = [rank for rank in range(size) if rank not in heard_or_alive
+             and (rank not in collection.ranks or collection.ranks[rank].lines == 0)]
     if len(quiet) + len(never) > 1:
         # a launcher that tears the rest down without naming them (mp.spawn's SIGTERMs name pids) leaves every
         # survivor quiet too; the one whose last words say it had left went first (`no more batches, leaving`)
