@@ -219,10 +219,9 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
             if exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
                 return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
                                f"({where}): the caller's mistake")
-            inner = _REPACKED.match(message[message.find(exception_type) + len(exception_type):]) \
-                if exception_type and exception_type in message else None
-            if inner is not None and inner.group("cls") in _ARGUMENT_ERRORS:
-                return Verdict(Layer.USER, f"torch.distributed re-raised the job's own {inner.group('cls')} in a "
+            inner = _repacked_class(exception_type, message)
+            if inner in _ARGUMENT_ERRORS:
+                return Verdict(Layer.USER, f"torch.distributed re-raised the job's own {inner} in a "
                                f"{exception_type} ({where})")
             if _PRECONDITION.search(message):
                 return Verdict(Layer.USER, f"torch.distributed refused the job's setup: its message states a "
@@ -235,6 +234,13 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
     if words is not None:
         return words
     return Verdict(Layer.USER, "no frame or word ties it to PyTorch's compiler, Triton, distributed or CUDA")
+
+
+def _repacked_class(exception_type: str, message: str) -> str | None:
+    """The class named first in an error's message (`RuntimeError: TypeError: ...` -> TypeError), if any."""
+    at = message.find(exception_type) if exception_type else -1
+    found = _REPACKED.match(message, at + len(exception_type)) if at >= 0 else None
+    return found.group("cls") if found else None
 
 
 def _by_words(message: str) -> Verdict | None:

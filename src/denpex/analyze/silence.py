@@ -159,10 +159,9 @@ def lone_quiet_rank(cands: list[Candidate], collection: Collection,
                 and not (c.entry is not None and c.entry.advisory)}
     # a rank the launcher tore down after the failure was alive until then: it did not die without a word
     alive = {rank for c in cands for rank in rank_list(c.finding.fields.get(TORN_DOWN_FIELD, ""))}
-    quiet = [state for rank, state in collection.ranks.items()
-             if rank not in speaking and rank not in alive and state.lines > 0]
-    size = (collection.world_size or collection.worker_table.size or 0) if unheard else 0
     heard_or_alive = speaking | alive
+    quiet = [state for rank, state in collection.ranks.items() if rank not in heard_or_alive and state.lines > 0]
+    size = (collection.world_size or collection.worker_table.size or 0) if unheard else 0
     # a rank the launcher's summary names has a state, but no line of its own
     never = [rank for rank in range(size) if rank not in heard_or_alive
              and (rank not in collection.ranks or collection.ranks[rank].lines == 0)]
