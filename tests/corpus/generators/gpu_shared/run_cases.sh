@@ -1,7 +1,7 @@
 #!/bin/bash
 # The runner run_round45.sh and run_round47.sh source: each sets TAG (the cases' prefix, e.g. gpus45) and C (one
 # case per string: "CASE TIMEOUT HOW NPROC ENV ARGS...", HOW "tr" for torchrun or "spawn", ENV "-" for none, LOGDIR in
-# ARGS standing for the case's own --log-dir), then sources this. It runs every case, 7 at a time, each under a
+# ARGS standing for the case's own --log-dir), then sources this. It runs every case, PAR at a time (7 unless set), each under a
 # timeout: logs to $LOGROOT/<case>/log.txt, exit codes to rc.txt; only the checkout path is rewritten (to
 # /home/user/jobs/). OUT=dir packs everything into dir/$TAG.tgz.
 set -u
@@ -29,7 +29,7 @@ for spec in "${C[@]}"; do
   read -r case t how nproc envs args <<< "$spec"
   args=${args//LOGDIR/$LOGROOT/$case/ranks_raw}
   run "$case" "$t" "$how" $((29700 + 7 * i)) "$nproc" "$envs" $args &
-  i=$((i + 1)); if [ $((i % 7)) = 0 ]; then wait; fi
+  i=$((i + 1)); if [ $((i % ${PAR:-7})) = 0 ]; then wait; fi
 done
 wait
 grep -rl "$here" "$LOGROOT" | xargs -r sed -i "s#$here/#/home/user/jobs/#g; s#$here#/home/user/jobs#g"

@@ -50,6 +50,15 @@ Added for round 47:
                 the GPU, and the others time out in the next all_reduce
   event-timing  the bad rank times a burst of matmuls with CUDA events and reads elapsed_time before the end
                 event completed
+Added for round 49:
+  oom-grow      the bad rank grows a list of 2 GiB cache blocks until the allocator refuses one (the OOM report of a
+                nearly full GPU, not of one absurd request)
+  inductor-ima  every rank compiles the model with Inductor's indirect-indexing asserts turned off; the bad rank's
+                token ids run tens of millions past the table, so the generated kernel reads far out of bounds
+  oom-optimizer the bad rank adds an adapter parameter of a third of the free memory and steps AdamW over it: the
+                gradient fits, the optimizer's two state buffers do not
+  cg-dynamic-ok every rank runs its eval through torch.compile(mode="reduce-overhead") on batches of a new length each
+                step (run with TORCH_LOGS=perf_hints,recompiles); the job finishes
 """
 from __future__ import annotations
 
@@ -69,7 +78,8 @@ SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", 
              "triton-smem", "triton-compile", "cg-overwrite", "cg-skip-ok", "oom-backward", "oom-compiled",
              "device-mismatch", "oom-backward-big", "triton-stages", "compiled-assert", "autotune-ok",
              "alloc-conf", "no-gpu", "mem-fraction", "sdpa-flash", "graph-capture", "nccl-ok", "nccl-oom",
-             "nccl-shared", "gpu-spin", "event-timing"]
+             "nccl-shared", "gpu-spin", "event-timing", "oom-grow", "inductor-ima", "oom-optimizer",
+             "cg-dynamic-ok"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -228,7 +238,12 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
     log.info("world=%d device=%s (%s) scenario=%s", world, dev, torch.cuda.get_device_name(dev), a.scenario)
     torch.manual_seed(0)
     model = TinyLM().to(dev)
-    step_fn = torch.compile(model) if a.scenario in ("ok-compiled", "cc-missing", "compiled-assert") else model
+    if a.scenario == "inductor-ima":
+        import torch._inductor.config as inductor_config
+
+        inductor_config.assert_indirect_indexing = False
+    step_fn = torch.compile(model) if a.scenario in ("ok-compiled", "cc-missing", "compiled-assert",
+                                                     "inductor-ima") else model
     if a.scenario == "autotune-ok":
         step_fn = torch.compile(model, mode="max-autotune-no-cudagraphs")
     clamp_ = torch.compile(lambda g: g.clamp_(-1.0, 1.0), mode="reduce-overhead")
@@ -294,6 +309,18 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
                 spin_forever(dev)
             elif a.scenario == "event-timing":
                 log.info("matmul burst took %.1f ms", time_matmuls(dev))
+            elif a.scenario == "oom-grow":
+                log.info("growing the KV cache for long-context eval")
+                blocks = [torch.empty(512, 1024, 1024, device=dev) for _ in range(10_000)]  # 2 GiB each
+                del blocks
+            elif a.scenario == "inductor-ima":
+                tokens = tokens + 50_000_000  # ids far past the table, no assert to catch them
+            elif a.scenario == "oom-optimizer":
+                free, _ = torch.cuda.mem_get_info(dev)
+                log.info("adding a LoRA-style adapter of %.1f GiB", free / 3 / 2**30)
+                adapter = nn.Parameter(torch.zeros(int(free / 3) // 4, device=dev))
+                (adapter.sum() * 0).backward()
+                torch.optim.AdamW([adapter], lr=1e-3).step()
             elif a.scenario == "device-mismatch":
                 logits = step_fn(tokens[:, :-1])
         tokens = tokens.to(dev)
@@ -314,6 +341,11 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
             p.grad.copy_(flat[offset:offset + n].view_as(p).to(dev))
             offset += n
         opt.step()
+        if a.scenario == "cg-dynamic-ok":
+            evaluate = torch.compile(model, mode="reduce-overhead")
+            with torch.no_grad():
+                val = evaluate(tokens[:, : SEQ - 4 * step])
+            log.info("eval logits mean %.4f", val.float().mean().item())
         log.info("step %d/%d loss %.4f", step, a.steps, loss.item())
     dist.barrier()
     log.info("training complete")
