@@ -1840,3 +1840,53 @@ def test_an_error_the_distributed_runtime_repacked_keeps_its_own_class():
     root = diagnose(str(TESTS / "blind" / "dev46" / "run46a-mpirun-ps-pickle" / "log.txt")).root_cause
     assert root is not None and root.category == "user.code_error"
     assert "RuntimeError: TypeError: cannot pickle '_thread.lock' object" in root.evidence.text
+
+
+def test_a_launchers_process_numbers_are_read_as_the_jobs_ranks_where_its_lines_pair_them():
+    # mpirun --tag-output, 4 processes whose torch rank is 3 - OMPI rank (real run, dev49): every line carries both
+    # (`[1,1]<stdout>:09:29:25 INFO [rank 2] init done`); torch rank 2 (Open MPI's process 1) is SIGKILLed and mpirun
+    # reports `mpirun noticed that process rank 1 ... exited on signal 9 (Killed).`: that process is rank 2
+    report = diagnose(str(TESTS / "blind" / "dev49" / "run-r49b-mpirun-rev-sigkill" / "log.txt"))
+    root = report.root_cause
+    assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 2
+    assert root.evidence.text.startswith("mpirun noticed that process rank 1")
+    assert any("the launcher numbers its processes otherwise" in note and "1 is rank 2" in note
+               for note in report.notes)
+    # a shell loop playing srun with a cyclic layout, 6 tasks (real run, dev49): the killed task 4 never printed its
+    # rank; the five others did (`1: [rank2]: Traceback ...`), so task 4 is the one rank left, 3
+    report = diagnose(str(TESTS / "blind" / "dev49" / "run-r49b-slurm-cyclic-sigkill-w6" / "log.txt"))
+    assert report.root_cause is not None and report.root_cause.rank == 3
+    # the same loop where the job logs LOCAL_RANK as its rank (real run, dev49): two tasks claim rank 1, so no
+    # number is renumbered
+    report = diagnose(str(TESTS / "blind" / "dev49" / "run-r49b-slurm-localonly-raise" / "log.txt"))
+    assert not any("the launcher numbers its processes otherwise" in note for note in report.notes)
+
+
+def test_a_slot_map_is_trusted_only_one_to_one_and_over_every_process():
+    from denpex.analyze.slots import SlotMap
+
+    reversed_ranks = SlotMap()
+    for slot in range(4):
+        reversed_ranks.observe("log", slot, 3 - slot if slot != 1 else None)  # process 1 never said its rank
+    assert reversed_ranks.renumbering("log", 4) == {0: 3, 1: 2, 2: 1, 3: 0}
+    identity = SlotMap()
+    for slot in range(3):
+        identity.observe("log", slot, slot)
+    assert identity.renumbering("log", 3) is None
+    local_ranks = SlotMap()  # a job that logs LOCAL_RANK: two numbers claim one rank
+    assert local_ranks.observe("log", 0, 0) and local_ranks.observe("log", 1, 1)
+    assert not local_ranks.observe("log", 3, 1)
+    assert local_ranks.renumbering("log", 4) is None
+    nodes = SlotMap()  # srun's tasks are two nodes of eight ranks each
+    nodes.observe("log", 0, 0)
+    nodes.observe("log", 1, 8)
+    assert nodes.renumbering("log", 16) is None
+
+
+def test_a_launchers_number_and_the_jobs_own_rank_column_are_both_kept():
+    # dev49's reversed mpirun run: the tag is Open MPI's number; the job's column claims another rank
+    head = parse("[1,1]<stdout>:09:29:28 INFO [rank 2] step 1/6 loss 1.3808")
+    assert (head.rank, head.slot, head.rank_is_slot, head.claimed) == (1, 1, True, 2)
+    # PyTorch's own prefix after the tag is the rank itself
+    head = parse("[1,2]<stderr>:[rank1]: Traceback (most recent call last):")
+    assert (head.rank, head.slot, head.rank_is_slot) == (1, 2, False)

@@ -44,6 +44,9 @@ class Line:
     seq: int = 0  # global arrival order across all inputs
     year: int | None = None  # the year in force (from the last full date seen), for glog stamps without one
     origin: str | None = None  # the source location a glog/vLLM header names (`ProcessGroupNCCL.cpp:607`)
+    slot: int | None = None  # the launcher's number for the process (ingest.headers.Header.slot)
+    rank_is_slot: bool = False  # the rank is only that number (analyze.slots may renumber it)
+    claimed: int | None = None  # the rank the job's own columns give after that number (ingest.headers)
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from denpex.analyze import layers
 from denpex.analyze.cut_lines import cut_anchor
 from denpex.analyze.rank_state import RankTracker, StreamProgress, WorkerTable
+from denpex.analyze.slots import SlotMap
 from denpex.analyze.stream_tags import TAG_REACH, TagRank, tag_rank
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
@@ -112,6 +113,7 @@ class Candidate:
     ranks_before: tuple[int | None, ...] = ()  # ranks of the 3 lines before the evidence, whatever --context
     steps_before: int = -1  # the highest training step its stream had logged before it
     tag_rank: TagRank | None = None  # a rankless line's rank, from the ranked lines of its launcher tag before it
+    slot: int | None = None  # its rank is only a launcher's number for the process (analyze.slots)
 
 
 @dataclass
@@ -133,6 +135,7 @@ class Collection:
     worker_table: WorkerTable = field(default_factory=WorkerTable)  # a launcher's (host, pid) -> rank rows
     # a rankless traceback's block -> (the rank of the ranked line that introduced it, that rank's step count then)
     introduced_by: dict[int, tuple[int, int]] = field(default_factory=dict)
+    slots: SlotMap = field(default_factory=SlotMap)  # launcher numbers paired with the job's ranks, per input
 
 
 class Collector:
@@ -197,6 +200,12 @@ class Collector:
         only counted, add to the counts of the findings it gave."""
         self.result.lines_read += 1
         self._repeat_key = repeat_key
+        if line.slot is not None:
+            # the rank the job's own columns claim (or a stacked `[rankN]:`) pairs the number with a rank; the line
+            # keeps the number, and its findings are renumbered at the end (_renumber_slots) where the pairs are one
+            # to one (taken line by line, a claim changed a held-out case's cause: round 49)
+            paired = line.claimed if line.claimed is not None else None if line.rank_is_slot else line.rank
+            self.result.slots.observe(line.file, line.slot, paired)
         ring = self._rings.get(line.file)
         if ring is None:
             # whatever the context shown, the analysis reads back 3 lines (ranks_before) and TAG_REACH (stream_tags)
@@ -319,7 +328,34 @@ class Collector:
         for file, ring in self._rings.items():
             if ring:
                 self._cut_last_line(file, ring)
+        self._renumber_slots()
         return self.result
+
+    def _renumber_slots(self) -> None:
+        """Findings whose rank is only a launcher's number, in an input whose lines showed that the job numbers
+        its ranks otherwise (analyze.slots): renumbered, and the answer says so."""
+        maps = {file: self.result.slots.renumbering(file, self.result.world_size) for file in self.result.slots.pairs}
+        moved: dict[str, set[tuple[int, int]]] = {}
+        for cand in self.result.candidates + self.result.error_records:
+            mapping = maps.get(cand.finding.evidence.file) if cand.slot is not None else None
+            rank = mapping.get(cand.slot) if mapping else None
+            if rank is None or rank == cand.slot:
+                continue
+            finding = cand.finding
+            old = finding.evidence.rank
+            finding.evidence.rank = rank
+            finding.ranks = {rank if r == old else r for r in finding.ranks}
+            for name in RANK_FIELDS:
+                if str(finding.fields.get(name, "")) == str(cand.slot):
+                    finding.fields[name] = str(rank)
+            if old is not None:
+                self.rank_tracker.move_finding(finding, old)
+            moved.setdefault(finding.evidence.file, set()).add((cand.slot, rank))
+        for file, pairs in moved.items():
+            shown = ", ".join(f"{slot} is rank {rank}" for slot, rank in sorted(pairs))
+            self.result.notes.append(
+                f"{file}: the launcher numbers its processes otherwise than the job numbers its ranks (its lines "
+                f"say both); its reports were read with the job's ranks: {shown}")
 
     def _cut_last_line(self, file: str, ring: deque[Line]) -> None:
         """An input's last line that ends in most of an anchor, cut short: a weak hit of that anchor's entry."""
@@ -392,6 +428,10 @@ class Collector:
         own = str(fields.get(OWN_RANK_FIELD, ""))
         if rank is None and own.isdigit():
             rank = int(own)  # the message says which rank printed it, and the line has no prefix that says it
+        slot = line.slot if named is None and line.rank_is_slot else None
+        if hit.signature.rank_is_slot and named is not None and summary_rank is None:
+            slot = named  # mpirun's `process rank N`, srun's `task N`: the launcher's number
+            self.result.slots.observe(line.file, named, None)
         self._record(
             entry_id=entry.id,
             category=entry.category,
@@ -407,6 +447,7 @@ class Collector:
             priority=priority,
             generic=False,
             confidence="high" if hit.confirmed else "low",
+            slot=slot,
         )
         return True
 
@@ -424,7 +465,7 @@ class Collector:
         self._record(
             entry_id=entry.id, category=entry.category, title=entry.title, role=Role.SYMPTOM, fatal=True, line=line,
             rank=line.rank, fields={"origin": line.origin or ""}, block=None, ring=ring, entry=entry,
-            priority=entry.priority, generic=True, confidence="low",
+            priority=entry.priority, generic=True, confidence="low", slot=line.slot if line.rank_is_slot else None,
             reason=f"an error record of {line.origin} that no catalog entry explains; {verdict.evidence}",
             into=self.result.error_records,  # kept apart: decide.py uses them only when nothing else failed
         )
@@ -456,6 +497,7 @@ class Collector:
             priority=entry.priority,
             generic=True,
             reason=verdict.evidence,
+            slot=line.slot if record_rank is None and line.rank_is_slot else None,
         )
 
     def _record(
@@ -477,11 +519,12 @@ class Collector:
         confidence: str = "high",
         reason: str = "",
         into: list[Candidate] | None = None,
+        slot: int | None = None,
     ) -> None:
         if block is not None and block.about_rank is not None and named_rank(fields) is None:
             # a traceback another rank's error quotes says whose it is (`... last): (RANK 1)`): that rank's error
             fields = {**fields, "rank": str(block.about_rank)}
-            rank = block.about_rank
+            rank, slot = block.about_rank, None
         key = (entry_id, rank, role)
         if self._repeat_key is not None:
             self._counts_of_key.setdefault((line.file, self._repeat_key), set()).add(key)
@@ -530,6 +573,7 @@ class Collector:
         after = max(AFTER_LINES, detail_reach) if keep_context else detail_reach
         candidate = Candidate(finding, entry, event, priority, block, after, steps_before=candidate_steps)
         candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
+        candidate.slot = slot if slot is not None and rank == slot else None
         if rank is None:
             candidate.tag_rank = tag_rank(line, list(ring)[-TAG_REACH:])
         if first is None:

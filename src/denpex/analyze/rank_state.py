@@ -206,6 +206,17 @@ class RankTracker:
             if found:
                 self._summary_host = found.group("host")
 
+    def move_finding(self, finding: Finding, old: int) -> None:
+        """A finding renumbered from `old` to its evidence's rank (analyze.slots): the first error or warning it
+        gave `old` is its new rank's, if earlier than that rank's own."""
+        before = self.states.get(old)
+        for attr in ("first_error", "first_warning"):
+            if before is not None and getattr(before, attr) is finding.evidence:
+                setattr(before, attr, None)
+                self.note_finding(finding)  # sets the new rank's only where it had none
+        if before is not None and not before.lines and before.first_error is None and before.first_warning is None:
+            del self.states[old]
+
     def note_finding(self, finding: Finding) -> None:
         """The first fatal finding on a rank is its first error; a warning finding may be its first warning."""
         rank = finding.evidence.rank

@@ -97,6 +97,9 @@ class Signature:
     # a line with the anchor that the regex does not match is no hit (by default a miss keeps the hit, weaker)
     requires_regex: bool = False
     priority: Annotated[int, Interval(ge=0, le=100)] | None = None  # overrides the entry's priority
+    # the rank the regex captures is the launcher's number for the process (mpirun's `process rank N`, srun's
+    # `task N`): the job's rank unless the job numbered its ranks otherwise (analyze.slots)
+    rank_is_slot: bool = False
 
     def __post_init__(self) -> None:
         _check_regex(self.regex, "signature")

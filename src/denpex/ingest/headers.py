@@ -141,6 +141,7 @@ _RANK_IN_BODY = re.compile(
     r"|^(?:Rank|RANK|rank)=(?P<field>\d+)(?=\s|$)"
 )
 
+_OWN_RANK_REACH = 40  # how far into a line after a launcher's number the job's own rank column may start
 _JSON_RECORD_MAX = 1 << 16  # longer lines are not parsed as JSON records (cost)
 _JSON_RANK_KEYS = ("rank", "global_rank", "RANK")
 _JSON_LEVEL_KEYS = ("level", "levelname", "severity", "log.level")
@@ -162,6 +163,13 @@ class Header:
     compile_id: str | None = None
     year: int | None = None  # set when the header carried a full date (glog and vLLM stamps have none)
     origin: str | None = None  # who printed the record: a glog or vLLM header's `file:line`, a logger's name
+    # the launcher's number for the process (Open MPI's `[1,N]<stderr>:`, srun's `N: `, a `[N] ` label): the job's
+    # rank unless the job numbered its ranks otherwise; rank_is_slot: the line's rank is only that number
+    slot: int | None = None
+    rank_is_slot: bool = False
+    # the rank the job's own header columns give after a launcher's number (`[1,1]<stdout>: 09:29 INFO [rank 2]`):
+    # analyze.slots takes it over the number where the input's lines pair numbers and ranks one to one
+    claimed: int | None = None
 
 
 def _month_day_time(month: int, day: int, clock: str, year: int | None) -> float | None:
@@ -326,6 +334,9 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
             if named is not None:
                 head.rank = int(named)
                 head.host = found.group("hhost") or head.host
+                if found.group("mpirank") is not None:
+                    head.slot = head.rank
+                head.rank_is_slot = found.group("mpirank") is not None
             elif found.group("ptag") is not None:
                 pass
             elif found.group("lrank") is not None or found.group("txrank") is not None:
@@ -353,9 +364,12 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         break
     if local_from_launcher is not None:
         head.local_rank = local_from_launcher
+    if srun_label is not None:
+        head.slot = srun_label
     if head.rank is None:
         # on one node the local rank is the rank; srun's task id is the rank when srun starts each rank
         head.rank = srun_label if srun_label is not None else local_from_launcher
+        head.rank_is_slot = srun_label is not None
     found = _GLOG.match(rest)
     if found:
         # torch._logging prints a DEBUG record with `V` (TORCH_LOGS=+dynamo, graph_breaks, recompiles): debug
@@ -372,7 +386,9 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         rest = rest[found.end() :]
     elif (found := _PYLOG.match(rest)) and (found.group("close") or not rest.startswith("[")):
         head.timestamp, head.year = _iso_time(found.group("iso"))
-        if found.group("rank") is not None and head.rank is None:
+        if found.group("rank") is not None and head.rank_is_slot:
+            head.claimed = int(found.group("rank"))
+        elif found.group("rank") is not None and head.rank is None:
             head.rank = int(found.group("rank"))
         if found.group("parallel") and head.rank is None:
             head.rank = _tensor_parallel_rank(found.group("parallel"))
@@ -412,9 +428,13 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
     if found:
         head.compile_id = found.group("cid")
         rest = rest[found.end() :]
-    if head.rank is None and ("ank" in rest or "ANK" in rest):
+    if (head.rank is None or head.rank_is_slot and head.claimed is None) and ("ank" in rest or "ANK" in rest):
         found = _RANK_IN_BODY.search(rest[:200])
-        if found:
+        if found and head.rank is None:
             head.rank = int(next(g for g in found.groups() if g is not None))
+        elif found and found.start() <= _OWN_RANK_REACH:
+            # after a launcher's number, only a rank in the job's own header columns (`09:29:25 INFO [rank 2] ...`)
+            # may say the job numbers its ranks otherwise; one further on may be a message's subject
+            head.claimed = int(next(g for g in found.groups() if g is not None))
     head.body = rest
     return head

@@ -231,6 +231,9 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
         timestamp=head.timestamp if head.timestamp is not None else time_hint,
         compile_id=head.compile_id,
         origin=head.origin,
+        slot=head.slot,
+        rank_is_slot=head.rank_is_slot and head.rank is not None,
+        claimed=head.claimed if head.rank_is_slot else None,
         seq=seq,
         year=head.year if head.year is not None else year,
     )
