@@ -1850,7 +1850,7 @@ def test_a_launchers_process_numbers_are_read_as_the_jobs_ranks_where_its_lines_
     root = report.root_cause
     assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 2
     assert root.evidence.text.startswith("mpirun noticed that process rank 1")
-    assert any("the launcher numbers its processes otherwise" in note and "1 is rank 2" in note
+    assert any("the launcher numbers its processes otherwise" in note and "its process 1 is rank 2" in note
                for note in report.notes)
     # a shell loop playing srun with a cyclic layout, 6 tasks (real run, dev49): the killed task 4 never printed its
     # rank; the five others did (`1: [rank2]: Traceback ...`), so task 4 is the one rank left, 3

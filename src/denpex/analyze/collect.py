@@ -352,7 +352,7 @@ class Collector:
                 self.rank_tracker.move_finding(finding, old)
             moved.setdefault(finding.evidence.file, set()).add((cand.slot, rank))
         for file, pairs in moved.items():
-            shown = ", ".join(f"{slot} is rank {rank}" for slot, rank in sorted(pairs))
+            shown = ", ".join(f"its process {slot} is rank {rank}" for slot, rank in sorted(pairs))
             self.result.notes.append(
                 f"{file}: the launcher numbers its processes otherwise than the job numbers its ranks (its lines "
                 f"say both); its reports were read with the job's ranks: {shown}")

@@ -208,7 +208,7 @@ class RankTracker:
 
     def move_finding(self, finding: Finding, old: int) -> None:
         """A finding renumbered from `old` to its evidence's rank (analyze.slots): the first error or warning it
-        gave `old` is its new rank's, if earlier than that rank's own."""
+        gave `old` goes to its new rank where that rank had none; a state it alone made is dropped."""
         before = self.states.get(old)
         for attr in ("first_error", "first_warning"):
             if before is not None and getattr(before, attr) is finding.evidence:

@@ -4,12 +4,12 @@ Open MPI's `[1,N]<stderr>:`, srun's `N: ` and a script's `[N] ` count the proces
 own reports use the same numbers (`mpirun noticed that process rank 1 ...`, `srun: error: node1: task 4: Killed`).
 They are the job's ranks unless the job numbers its ranks otherwise: from SLURM_LOCALID and a node offset, in
 reverse, or cyclically over nodes. The job's own lines then say both (`[1,1]<stdout>: INFO [rank 2] step 3`,
-`1: [rank2]: Traceback`): each such line pairs a launcher number with a rank. While the pairs of one input stay
-one to one, a line's own rank column is its rank; at the end, where they form a map that is not the identity, the
-findings that only carry a launcher number are renumbered with it, and a process that never said its rank (killed
-before its first line) takes the one rank no other number took. Pairs that are not one to one (a job that logs
-LOCAL_RANK, two ranks under one srun task), or fewer numbers than the job has ranks (srun's tasks are nodes, each
-starting several ranks), leave every launcher number as it was.
+`1: [rank2]: Traceback`): each such line pairs a launcher number with a rank. A line keeps the number its prefix
+gives (a rank claimed in a message's columns is read only through the pairs); at the end, where the pairs of one
+input form a map that is not the identity, the findings that only carry a launcher number are renumbered with it,
+and a process that never said its rank (killed before its first line) takes the one rank no other number took.
+Pairs that are not one to one (a job that logs LOCAL_RANK, two ranks under one srun task), or fewer numbers than
+the job has ranks (srun's tasks are nodes, each starting several ranks), leave every launcher number as it was.
 """
 
 from __future__ import annotations

@@ -168,7 +168,7 @@ class Header:
     slot: int | None = None
     rank_is_slot: bool = False
     # the rank the job's own header columns give after a launcher's number (`[1,1]<stdout>: 09:29 INFO [rank 2]`):
-    # analyze.slots takes it over the number where the input's lines pair numbers and ranks one to one
+    # the line keeps the number; analyze.slots pairs the two to renumber the launcher's reports
     claimed: int | None = None
 
 
