@@ -1890,3 +1890,24 @@ def test_a_launchers_number_and_the_jobs_own_rank_column_are_both_kept():
     # PyTorch's own prefix after the tag is the rank itself
     head = parse("[1,2]<stderr>:[rank1]: Traceback (most recent call last):")
     assert (head.rank, head.slot, head.rank_is_slot) == (1, 2, False)
+
+
+def test_a_cpp_exception_that_ended_its_process_is_a_failure_even_unexplained():
+    # Ray Train on Gaudi (gh-optimum-habana-505, dev49): Ray's crash handler prints `Unhandled exception:
+    # N3c105ErrorE. what(): Collective call returned error` and nothing else: the process died of a C++ exception
+    report = diagnose(str(TESTS / "blind" / "dev49" / "gh-optimum-habana-505" / "log.txt"))
+    root = report.root_cause
+    assert report.verdict is Verdict.FAILURE and root is not None
+    assert root.entry_id == "uncaught-distributed-exception" and "Collective call returned error" in root.evidence.text
+    # an abort an entry explains stays that entry's (NCCL's watchdog, H200 run): its `what():` copy is not generic
+    report = diagnose(str(CORPUS / "gpu" / "gpu-nccl-watchdog-timeout" / "log.txt"))
+    assert report.root_cause is not None and report.root_cause.entry_id == "nccl-watchdog-timeout"
+
+
+def test_torchelastics_rendezvous_connection_error_wraps_the_stores_failure():
+    # a Kubeflow PyTorchJob (gh-kubeflow-trainer-1504, dev49): the agent's error_handler prints the error file as
+    # pretty JSON, the exception in a `"message": "RendezvousConnectionError: The connection to the C10d store has
+    # failed. See inner exception for details."` string, the inner one only escaped inside a one-line call stack
+    root = diagnose(str(TESTS / "blind" / "dev49" / "gh-kubeflow-trainer-1504" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "store-bind-or-connect-failed" and root.role is Role.WRAPPER
+    assert "RendezvousConnectionError: The connection to the C10d store has failed" in root.evidence.text

@@ -32,6 +32,12 @@ _ERROR_WORDS = re.compile(r"\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED|[Ff]atal|FATAL|
 _EXCEPTION_STATEMENT = re.compile(r"\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failed)\b")
 _RAISED_STATEMENT = re.compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*: \S")  # `torch._dynamo.exc.Unsupported: ...`
 _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
+# a C++ exception nothing caught, which ended its process: libstdc++'s `terminate called after throwing an instance
+# of 'c10::Error'` then `  what():  <message>`, and Ray's crash handler's `Unhandled exception: N3c105ErrorE. what():
+# <message>` (src/ray/util/logging.cc)
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<cls>[^']+)'")
+_WHAT = re.compile(r"^\s*what\(\):\s+(?P<msg>\S.*)")
+_UNHANDLED = re.compile(r"Unhandled exception: (?P<cls>[\w:]+)\. what\(\): (?P<msg>\S.*)")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
 # then `Output:`) or introduces its message (`RuntimeError: Triton Error:`): the line that says what went wrong
@@ -254,6 +260,9 @@ class Collector:
         if (match and kind is Kind.OTHER and block is None and line.level in ("E", "F") and unexplained
                 and line.origin is not None and _NATIVE_SOURCE.search(line.origin)):
             self._error_record(line, ring)
+        elif (match and block is None and unexplained and (abort := _native_abort(line, ring)) is not None
+              and not self.matcher.match(line)):  # an entry's known abort (a watchdog's) counted, not kept
+            self._uncaught_native(line, ring, *abort)
         fresh = [c for c in self.result.candidates[recorded:] if c.finding.role in (Role.CAUSE, Role.SYMPTOM)]
         if is_exception and block.ipython:  # type: ignore[union-attr]
             if line is block.header:  # type: ignore[union-attr]
@@ -470,6 +479,20 @@ class Collector:
             into=self.result.error_records,  # kept apart: decide.py uses them only when nothing else failed
         )
 
+    def _uncaught_native(self, line: Line, ring: deque[Line], exception: str, message: str) -> None:
+        """A C++ exception that ended its process and that no entry explains: like an uncaught Python exception,
+        a cause filed under its layer's entry (by its message's words: `Collective call returned error` is the
+        distributed runtime's)."""
+        verdict = layers.classify("", message, [], False)
+        entry = self.catalog.fallback(verdict.layer.value) or self.catalog.fallback(layers.Layer.USER.value)
+        assert entry is not None
+        self._record(
+            entry_id=entry.id, category=entry.category, title=entry.title, role=Role.CAUSE, fatal=True, line=line,
+            rank=line.rank, fields={"exception": exception}, block=None, ring=ring, entry=entry,
+            priority=entry.priority, generic=True, confidence="low", slot=line.slot if line.rank_is_slot else None,
+            reason=f"a C++ exception ({exception}) nothing caught ended the process; {verdict.evidence}",
+        )
+
     def _maybe_generic(self, line: Line, block: Block, ring: deque[Line], handled: bool = False) -> None:
         """An uncaught exception that no catalog entry explains is still a cause, filed under its layer's entry."""
         wrapped = block.wrapped_by_backend or any(_COMPILER_CALL.search(frame) for frame in block.frames)
@@ -637,6 +660,20 @@ def rank_list(value: object) -> set[int]:
 
 
 _RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def _native_abort(line: Line, ring: deque[Line]) -> tuple[str, str] | None:
+    """(class, message) of a C++ exception's abort report on this line: Ray's one-line form, or libstdc++'s `what():`
+    line right after its `terminate called after throwing` line of the same file."""
+    found = _UNHANDLED.search(line.body)
+    if found is not None:
+        return found.group("cls"), found.group("msg")
+    what = _WHAT.match(line.body)
+    before = ring[-1] if ring else None
+    if what is None or before is None or before.file != line.file:
+        return None
+    thrown = _TERMINATE.search(before.body)
+    return (thrown.group("cls"), what.group("msg")) if thrown is not None else None
 
 
 def named_rank(fields: dict[str, object]) -> int | None:

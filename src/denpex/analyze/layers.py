@@ -92,7 +92,7 @@ _NEUTRAL = re.compile(
     r"|[/\\]lib[/\\]python3\.\d+[/\\](?!site-packages|dist-packages)|[/\\]Lib[/\\](?!site-packages)|^<string>$|^<stdin>$"
 )
 _WEAK_WORDS: tuple[tuple[re.Pattern[str], Layer], ...] = (
-    (re.compile(r"\b(?:NCCL|nccl\w+|c10d|ProcessGroup\w*|[Gg]loo|TCPStore|rendezvous|collective|MASTER_(?:ADDR|PORT)"
+    (re.compile(r"\b(?:NCCL|nccl\w+|c10d|ProcessGroup\w*|[Gg]loo|TCPStore|rendezvous|[Cc]ollective|MASTER_(?:ADDR|PORT)"
                 r"|distributed (?:communication|training|process group|backend|environment))\b"),
      Layer.DISTRIBUTED),
     (re.compile(r"\b(?:triton|Triton|ptxas|PTX)\b"), Layer.TRITON),

@@ -31,7 +31,7 @@ from denpex.scan.world_size import WORDS as WORLD_SIZE_WORDS
 # scanned on their shown text (scan.coloured).
 TRACEBACK = b"Traceback (most recent call last)"
 STRUCTURAL_LITERALS = (TRACEBACK, b"exitcode", b"Error", b"Exception", b"Interrupt", b"SystemExit", b"Failed",
-                       b".cpp:", b") world_rank=")
+                       b".cpp:", b") world_rank=", b"what():")
 # Besides candidates, every engine reports where the words of a job's size occur (scan.world_size): the value
 # is read there, and those lines are not framed for it.
 # A rank marker the straggler rule needs to know a rank exists even when it logged nothing special.
