@@ -1911,3 +1911,11 @@ def test_torchelastics_rendezvous_connection_error_wraps_the_stores_failure():
     root = diagnose(str(TESTS / "blind" / "dev49" / "gh-kubeflow-trainer-1504" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "store-bind-or-connect-failed" and root.role is Role.WRAPPER
     assert "RendezvousConnectionError: The connection to the C10d store has failed" in root.evidence.text
+
+
+def test_accelerates_shape_check_before_a_gather_is_a_collective_mismatch():
+    # TRL under accelerate (gh-trl-2882, dev49): Accelerate's debug-mode check refuses a gather whose processes hold
+    # tensors of other shapes (`- Process 0: [2, 350, 32256]`, `- Process 1: [2, 658, 32256]` ...)
+    root = diagnose(str(TESTS / "blind" / "dev49" / "gh-trl-2882" / "log.txt")).root_cause
+    assert root is not None and root.category == "dist.collective_mismatch"
+    assert "Cannot apply desired operation due to shape mismatches" in root.evidence.text
