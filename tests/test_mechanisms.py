@@ -1919,3 +1919,15 @@ def test_accelerates_shape_check_before_a_gather_is_a_collective_mismatch():
     root = diagnose(str(TESTS / "blind" / "dev49" / "gh-trl-2882" / "log.txt")).root_cause
     assert root is not None and root.category == "dist.collective_mismatch"
     assert "Cannot apply desired operation due to shape mismatches" in root.evidence.text
+
+
+def test_a_distributed_api_saying_what_the_caller_had_to_do_first_files_the_callers_error():
+    # verl with FSDP2 (gh-verl-5633, dev49): DTensor's dispatch raises `aten.mm.default: got mixed torch.Tensor and
+    # DTensor, need to convert all torch.Tensor to DTensor before calling distributed operators!`: the job mixed them
+    root = diagnose(str(TESTS / "blind" / "dev49" / "gh-verl-5633" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error"
+    verdict = layers.classify("RuntimeError", "aten.mm.default: got mixed torch.Tensor and DTensor, need to convert "
+                              "all torch.Tensor to DTensor before calling distributed operators!",
+                              ['File "/usr/lib/python3/dist-packages/torch/distributed/tensor/_dispatch.py", line 1'],
+                              False)
+    assert verdict.layer is layers.Layer.USER

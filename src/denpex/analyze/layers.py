@@ -111,6 +111,9 @@ _REPACKED = re.compile(r":\s*(?P<cls>[A-Z]\w*Error):")
 # job's setup, not a failure of the peers, the store or the network
 _PRECONDITION = re.compile(
     r"\b(?:needs|requires|must be|only supports?|(?:is|are) not supported|no \w+ device is detected)\b"
+    # what the caller had to do first: DTensor's `got mixed torch.Tensor and DTensor, need to convert all torch.Tensor
+    # to DTensor before calling distributed operators!`
+    r"|\bneed to \w+\b[^!?\n]{0,80}\bbefore\b"
     # a call the job owed first: `Please call consolidate_state_dict(to=1) on all ranks beforehand`
     r"|\bplease (?:make sure to )?call\b|\bbeforehand\b")
 
