@@ -1931,3 +1931,11 @@ def test_a_distributed_api_saying_what_the_caller_had_to_do_first_files_the_call
                               ['File "/usr/lib/python3/dist-packages/torch/distributed/tensor/_dispatch.py", line 1'],
                               False)
     assert verdict.layer is layers.Layer.USER
+
+
+def test_a_jobs_own_line_pairing_its_rank_and_pid_names_the_rank_the_shell_saw_killed():
+    # a shell loop backgrounding 4 ranks (real run, dev51): the job logs `[32337] train: rank 2 started, pid 32337`,
+    # then only its pid; bash reports `./shell_launch.sh: line 11: 32337 Killed                  RANK=$r python job.py`
+    root = diagnose(str(TESTS / "blind" / "dev51" / "run-r51a-shell-sigkill-pidmap" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 2
+    assert root.rank_evidence == "named_in_message" and "32337" in root.rank_reason

@@ -21,10 +21,11 @@ _SUMMARY_PID = re.compile(r"\(pid: (?P<pid>\d+)\)")
 # training worker group of size 4:`): `- (ip=10.0.0.5, pid=22158) world_rank=2, local_rank=2, node_rank=0`
 WORKER_TABLE_ROW = re.compile(r"\((?:[^()]*?\bip=(?P<ip>[^,()\s]+), )?pid=(?P<pid>\d+)\) world_rank=(?P<rank>\d+)\b")
 # a launcher's line that pairs a rank with its process (`started rank 2 pid 24329`, `rank 2 (pid 24329) exited`,
-# `pid=812 rank=3`): a later report about that pid (the shell's `line 16: 24329 Killed`, the kernel's `Killed
-# process 24329`) is about that rank. `local_rank` is not a rank: no word boundary before its `rank`
+# `pid=812 rank=3`, a job's own `rank 2 started, pid 32337`: a word or two between): a later report about that pid
+# (the shell's `line 16: 24329 Killed`, the kernel's `Killed process 24329`) is about that rank. `local_rank` is not
+# a rank: no word boundary before its `rank`
 RANK_PID_PAIR = re.compile(r"\brank[ :=]+(?P<rank>\d+)(?: of (?P<size>\d+)| ?/ ?(?P<size2>\d+))?"
-                           r"[ ,(]+pid[ :=]+(?P<pid>\d+)\b"
+                           r"(?:[ ,(]+[a-z]+){0,2}[ ,(]+pid[ :=]+(?P<pid>\d+)\b"
                            r"|\bpid[ :=]+(?P<pid2>\d+)[ ,)]+rank[ :=]+(?P<rank2>\d+)\b", re.IGNORECASE)
 
 
