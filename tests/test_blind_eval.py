@@ -353,6 +353,12 @@ FLOORS = {
     # 20261251; test51 by totals only (9/9 9/9 7/9 9/9, healthy clean 2/2)
     "dev51": {"category": 1.00, "decisive_line": 1.00, "rank": 0.77, "verdict": 1.00},
     "test51": {"category": 1.00, "decisive_line": 1.00, "rank": 0.77, "verdict": 1.00},
+    # round 52 (18 real runs: one rank out of an operating-system resource: a 1 MiB /dev/shm in its own mount namespace,
+    # RLIMIT_NPROC, RLIMIT_NOFILE, SIGXCPU from RLIMIT_CPU, a checkpoint dir on a 1 MiB tmpfs, a tiny stack, under
+    # torchrun, mp.spawn and a shell loop): scored whole once, blind, at 54f928a's code by totals only (12/15 14/15 13/15
+    # 15/15, healthy clean 3/3); split with seed 20261252; test52 by totals only (7/8 8/8 8/8 8/8, healthy clean 1/1)
+    "dev52": {"category": 0.71, "decisive_line": 0.85, "rank": 0.71, "verdict": 1.00},
+    "test52": {"category": 0.87, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -363,7 +369,7 @@ def half(request):
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
-                                    "44", "45", "46", "47", "48", "49", "50", "51"])
+                                    "44", "45", "46", "47", "48", "49", "50", "51", "52"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -373,7 +379,7 @@ def test_blind_split_is_intact(suffix):
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
-             "47": 15, "48": 17, "49": 59, "50": 26, "51": 11}.get(suffix, 60)
+             "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -440,7 +446,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev44": 3, "test44": 3, "dev45": 5, "test45": 5,
                     "dev46": 3, "test46": 4, "dev47": 2, "test47": 2,
                     "dev48": 3, "test48": 3, "dev49": 8, "test49": 8,
-                    "dev50": 4, "test50": 4, "dev51": 1, "test51": 2}  # 9-13, 15, 17, 18: failures
+                    "dev50": 4, "test50": 4, "dev51": 1, "test51": 2,
+                    "dev52": 2, "test52": 1}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
