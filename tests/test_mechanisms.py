@@ -1939,3 +1939,12 @@ def test_a_jobs_own_line_pairing_its_rank_and_pid_names_the_rank_the_shell_saw_k
     root = diagnose(str(TESTS / "blind" / "dev51" / "run-r51a-shell-sigkill-pidmap" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "host-oom-killed" and root.rank == 2
     assert root.rank_evidence == "named_in_message" and "32337" in root.rank_reason
+
+
+def test_bashs_segfault_report_names_the_pid_its_launcher_paired_with_a_rank():
+    # a shell loop (real run, dev52): rank 2's recursion overflows a tiny stack; bash reports `./loop.sh: line 18:
+    # 12031 Segmentation fault      ( export RANK=$r; ... )` and the loop then `rank 2 (pid 12031) was killed by signal
+    # 11 (SIGSEGV)`: the pid names the rank, the bash line the cause
+    root = diagnose(str(TESTS / "blind" / "dev52" / "run-r52a-shell-stack-main" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "worker-segfault" and root.rank == 2
+    assert root.evidence.text.startswith("./loop.sh: line 18: 12031 Segmentation fault")
