@@ -355,8 +355,8 @@ FLOORS = {
     "test51": {"category": 1.00, "decisive_line": 1.00, "rank": 0.77, "verdict": 1.00},
     # round 52 (18 real runs: one rank out of an operating-system resource: a 1 MiB /dev/shm in its own mount namespace,
     # RLIMIT_NPROC, RLIMIT_NOFILE, SIGXCPU from RLIMIT_CPU, a checkpoint dir on a 1 MiB tmpfs, a tiny stack, under
-    # torchrun, mp.spawn and a shell loop): scored whole once, blind, at 54f928a's code by totals only (12/15 14/15 13/15
-    # 15/15, healthy clean 3/3); split with seed 20261252; test52 by totals only (7/8 8/8 8/8 8/8, healthy clean 1/1)
+    # torchrun, mp.spawn and a shell loop): scored whole once, blind, at 54f928a's code by totals only (12/15 14/15
+    # 13/15 15/15, healthy clean 3/3); split with seed 20261252; test52 by totals only (7/8 8/8 8/8 8/8, healthy 1/1)
     "dev52": {"category": 0.71, "decisive_line": 0.85, "rank": 0.71, "verdict": 1.00},
     "test52": {"category": 0.87, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
