@@ -1881,6 +1881,10 @@ def test_a_slot_map_is_trusted_only_one_to_one_and_over_every_process():
     nodes.observe("log", 0, 0)
     nodes.observe("log", 1, 8)
     assert nodes.renumbering("log", 16) is None
+    partial = SlotMap()  # one claim among three processes: process 0 would keep 0 while process 2 became 0
+    for slot in range(3):
+        partial.observe("log", slot, 0 if slot == 2 else None)
+    assert partial.renumbering("log", 3) is None
 
 
 def test_a_launchers_number_and_the_jobs_own_rank_column_are_both_kept():

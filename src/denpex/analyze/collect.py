@@ -37,7 +37,7 @@ _NATIVE_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|h|hpp|cu|cuh):\d+$")
 # <message>` (src/ray/util/logging.cc)
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<cls>[^']+)'")
 _WHAT = re.compile(r"^\s*what\(\):\s+(?P<msg>\S.*)")
-_UNHANDLED = re.compile(r"Unhandled exception: (?P<cls>[\w:]+)\. what\(\): (?P<msg>\S.*)")
+_UNHANDLED = re.compile(r"(?:^|logging\.cc:\d+: )Unhandled exception: (?P<cls>[\w:]+)\. what\(\): (?P<msg>\S.*)")
 UNCONFIRMED_PENALTY = 20  # priority lost by a hit whose regex did not confirm it
 # an exception line that only says where (`CompilationError: at 10:4:`, `CppCompileError: C++ compile error`
 # then `Output:`) or introduces its message (`RuntimeError: Triton Error:`): the line that says what went wrong
@@ -346,7 +346,8 @@ class Collector:
         maps = {file: self.result.slots.renumbering(file, self.result.world_size) for file in self.result.slots.pairs}
         moved: dict[str, set[tuple[int, int]]] = {}
         for cand in self.result.candidates + self.result.error_records:
-            mapping = maps.get(cand.finding.evidence.file) if cand.slot is not None else None
+            # a traceback's exception keeps its stream's numbering: decide reads that stream's progress after it
+            mapping = maps.get(cand.finding.evidence.file) if cand.slot is not None and cand.block is None else None
             rank = mapping.get(cand.slot) if mapping else None
             if rank is None or rank == cand.slot:
                 continue
@@ -664,7 +665,10 @@ _RANGE = re.compile(r"(\d+)(?:-(\d+))?")
 
 def _native_abort(line: Line, ring: deque[Line]) -> tuple[str, str] | None:
     """(class, message) of a C++ exception's abort report on this line: Ray's one-line form, or libstdc++'s `what():`
-    line right after its `terminate called after throwing` line of the same file."""
+    line right after its `terminate called after throwing` line of the same file. Not in a record the job logged at
+    INFO or DEBUG (a quote of such a report is not a crash)."""
+    if line.level in ("I", "D"):
+        return None
     found = _UNHANDLED.search(line.body)
     if found is not None:
         return found.group("cls"), found.group("msg")

@@ -57,4 +57,6 @@ class SlotMap:
         free = sorted(set(range(size)) - set(mapping.values())) if size else []
         if len(unpaired) == 1 and len(free) == 1:
             mapping[unpaired[0]] = free[0]
+        elif unpaired:
+            return None  # a number left as it was could collide with a rank another number was mapped to
         return mapping

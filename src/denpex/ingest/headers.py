@@ -141,7 +141,8 @@ _RANK_IN_BODY = re.compile(
     r"|^(?:Rank|RANK|rank)=(?P<field>\d+)(?=\s|$)"
 )
 
-_OWN_RANK_REACH = 40  # how far into a line after a launcher's number the job's own rank column may start
+# what may stand before the job's own rank column after a launcher's number: a clock and a level, nothing else
+_OWN_COLUMNS = re.compile(r"^[\d:.,T\- ]*(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|[DIWEF])\s+)?$")
 _JSON_RECORD_MAX = 1 << 16  # longer lines are not parsed as JSON records (cost)
 _JSON_RANK_KEYS = ("rank", "global_rank", "RANK")
 _JSON_LEVEL_KEYS = ("level", "levelname", "severity", "log.level")
@@ -432,9 +433,10 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         found = _RANK_IN_BODY.search(rest[:200])
         if found and head.rank is None:
             head.rank = int(next(g for g in found.groups() if g is not None))
-        elif found and found.start() <= _OWN_RANK_REACH:
+        elif found and _OWN_COLUMNS.match(rest[: found.start()]):
             # after a launcher's number, only a rank in the job's own header columns (`09:29:25 INFO [rank 2] ...`)
-            # may say the job numbers its ranks otherwise; one further on may be a message's subject
+            # may say the job numbers its ranks otherwise; one inside the message may be its subject (`INFO waiting
+            # for [rank 3] to join`)
             head.claimed = int(next(g for g in found.groups() if g is not None))
     head.body = rest
     return head
