@@ -335,9 +335,9 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
             if named is not None:
                 head.rank = int(named)
                 head.host = found.group("hhost") or head.host
-                if found.group("mpirank") is not None:
+                head.rank_is_slot = found.group("mpirank") is not None  # a stacked `[rankN]:` after it is the rank
+                if head.rank_is_slot:
                     head.slot = head.rank
-                head.rank_is_slot = found.group("mpirank") is not None
             elif found.group("ptag") is not None:
                 pass
             elif found.group("lrank") is not None or found.group("txrank") is not None:

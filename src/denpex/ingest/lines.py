@@ -232,8 +232,8 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
         compile_id=head.compile_id,
         origin=head.origin,
         slot=head.slot,
-        rank_is_slot=head.rank_is_slot and head.rank is not None,
-        claimed=head.claimed if head.rank_is_slot else None,
+        rank_is_slot=head.rank_is_slot,  # set only with a rank, and a claim only beside it (ingest.headers)
+        claimed=head.claimed,
         seq=seq,
         year=head.year if head.year is not None else year,
     )
