@@ -1952,3 +1952,16 @@ def test_bashs_segfault_report_names_the_pid_its_launcher_paired_with_a_rank():
     root = diagnose(str(TESTS / "blind" / "dev52" / "run-r52a-shell-stack-main" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "worker-segfault" and root.rank == 2
     assert root.evidence.text.startswith("./loop.sh: line 18: 12031 Segmentation fault")
+
+
+def test_gloos_size_check_against_a_scalar_buffer_names_the_sender_of_the_larger_message():
+    # mp.spawn (real run, dev23): rank 2 all_reduces 64 floats where the others reduce 2; rank 1, whose ring peer is
+    # rank 2, aborts with `op.preamble.length <= op.nbytes. 32 vs 4`: a 4-byte buffer is the scalar every rank sums
+    root = diagnose(str(TESTS / "blind" / "dev23" / "run23c-spawnjoin-mismatch" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "collective-mismatch" and root.rank == 2
+    assert root.rank_evidence == "desynchronised" and "rank 1 is the other candidate" in root.rank_reason
+    # mp.spawn (real run, dev33): rank 3 all_reduces 60 elements where the others use 64 and aborts itself on
+    # `32 vs 16`; a buffer of several elements says nothing about which side is odd: the reporter keeps the rank
+    root = diagnose(str(TESTS / "blind" / "dev33" / "run33a-spawn-rankslash-mismatch" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "collective-mismatch" and root.rank == 3
+    assert "does not say which" in root.rank_reason

@@ -622,6 +622,9 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
     own while a third rank reported losing its connection was stuck in a collective of its own, the odd one. A
     peer that reported the loss like the rest tells nothing: in gloo's ring the sender of a larger message goes on
     to wait on its own next peer and loses the connection as the others do (round 17's mpirun and srun runs).
+    The sizes can: a reporter that expected one or two elements was in the scalar collective (a loss, a flag)
+    every rank runs each step, so the sender's larger one is the odd collective (dev rounds 19, 23, 49: the sender
+    in each); a larger expected buffer leaves it open, and the reporter keeps the rank.
     """
     finding = root.finding
     peer = root.entry.message_peer if root.entry is not None else None
@@ -645,9 +648,27 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
             f"own while rank(s) {span(others)} lost their connection: it was stuck in a collective the others "
             "did not call")
         return
+    expected = _int_field(finding.fields, "expected_bytes")
+    sent = _int_field(finding.fields, "sent_bytes")
+    if expected is not None and sent is not None and expected <= _SCALAR_BYTES < sent:
+        finding.initiating_rank = sender
+        finding.rank_evidence = "desynchronised"
+        finding.rank_reason = (
+            f"rank {rank} reported the bad message; rank {sender} {peer.says}: {sent} bytes where rank {rank} "
+            f"expected {expected}, a one- or two-element collective (a loss, a flag) that every rank runs, so the "
+            f"odd one out is rank {sender}'s larger collective (rank {rank} is the other candidate)")
+        return
     finding.rank_reason += (
         f"; rank {sender} {peer.says}: one of ranks {min(rank, sender)} and {max(rank, sender)} called a different "
         "collective (the reporter a smaller one, or the sender a larger one), and the log does not say which")
+
+
+_SCALAR_BYTES = 8  # a receive buffer this small holds one or two elements: a per-step scalar collective
+
+
+def _int_field(fields: dict[str, str], name: str) -> int | None:
+    value = fields.get(name)
+    return int(value) if value is not None and value.isdigit() else None
 
 
 def _ranks_with_own_errors(cands: list[Candidate]) -> set[int]:
