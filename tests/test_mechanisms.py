@@ -1965,3 +1965,12 @@ def test_gloos_size_check_against_a_scalar_buffer_names_the_sender_of_the_larger
     root = diagnose(str(TESTS / "blind" / "dev33" / "run33a-spawn-rankslash-mismatch" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "collective-mismatch" and root.rank == 3
     assert "does not say which" in root.rank_reason
+
+
+def test_a_lost_connection_inside_a_traceback_has_no_clock_to_put_it_before_the_timeouts():
+    # torchrun (real run, dev53): rank 2 posts its ring send to the wrong peer; ranks 3 and 2 time out, then ranks 0
+    # and 1 lose them. Every traceback line inherits its stream's last step line's time, and rank 0's step line
+    # was 1 ms older than rank 3's: no clock says the loss came first, so the timeout stays before it
+    root = diagnose(str(TESTS / "blind" / "dev53" / "run-r53b-torchrun-ring-wrongpeer" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "gloo-collective-timeout"
+    assert "Timed out waiting 12000ms for recv" in root.evidence.text

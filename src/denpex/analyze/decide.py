@@ -159,7 +159,9 @@ _WAIT_CATEGORIES = ("dist.collective_timeout", "dist.peer_or_store_failure")
 def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
     """Among echoes only, a collective's timeout comes before the lost connections it causes: the rank that timed
     out exits, and its peers then find it gone. Printed order says nothing here (each rank's traceback is flushed
-    when it exits); only clocks could show a loss first."""
+    when it exits); only clocks could show a loss first, and only a loss line's own clock: one inside a traceback
+    carries its stream's last time, which says only that it came after that (round 53's ring: a rank's loss
+    looked 1 ms older than the timeouts it answered, from the step lines printed 15 s before either)."""
     if any(c.finding.role is not Role.COLLATERAL for c in pool):
         return pool
     timeouts = [c for c in pool if c.finding.category == "dist.collective_timeout"]
@@ -168,10 +170,15 @@ def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
         return pool
     first_timeout = min((c.finding.evidence.timestamp for c in timeouts if c.finding.evidence.timestamp is not None),
                         default=None)
-    if first_timeout is not None and any(c.finding.evidence.timestamp is not None
+    if first_timeout is not None and any(c.finding.evidence.timestamp is not None and _own_clock(c.finding.evidence)
                                          and c.finding.evidence.timestamp < first_timeout for c in losses):
         return pool  # the clocks say a connection was lost before any timeout fired
     return [c for c in pool if c not in losses]
+
+
+def _own_clock(evidence: Evidence) -> bool:
+    """Does the line print its own time (not one carried over from the lines before it)?"""
+    return parse(evidence.text).timestamp is not None
 
 
 def _raised_handling_an_echo(cands: list[Candidate]) -> None:
