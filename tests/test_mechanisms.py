@@ -1974,3 +1974,24 @@ def test_a_lost_connection_inside_a_traceback_has_no_clock_to_put_it_before_the_
     root = diagnose(str(TESTS / "blind" / "dev53" / "run-r53b-torchrun-ring-wrongpeer" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "gloo-collective-timeout"
     assert "Timed out waiting 12000ms for recv" in root.evidence.text
+
+
+def test_rays_summary_of_workers_its_memory_monitor_killed_is_a_host_oom():
+    # Ray's OOM-prevention docs (ray-core/scheduling/ray-oom-prevention), the raylet's summary as the driver prints it
+    line = ("(raylet) node_manager.cc:3040: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers "
+            "crashed due to other reasons at node (ID: 2c82620270df6b9dd7ae2791ef51ee4b5a9d5df9f795986c10dd219c, IP: "
+            "172.31.183.172) over the last time period.")
+    assert [h.entry.id for h in LineMatcher(load()).match(_line(line)) if h.confirmed] == ["host-oom-killed"]
+    # a vLLM thread (dev53): the same summary pasted with its lines wrapped after `(tasks /`
+    root = diagnose(str(TESTS / "blind" / "dev53" / "gh-vllm-1160" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "host-oom-killed"
+    assert root.evidence.text.startswith(" actors) killed due to memory pressure (OOM)")
+
+
+def test_a_serving_engines_watchdog_is_the_hang_and_its_own_tree_kill_is_not_the_oom_killer():
+    # SGLang (public thread, dev53): eight TP schedulers' `Watchdog timeout (self.watchdog_timeout=300)`, the parent's
+    # `Received sigquit from a child proces.`, then the shell's `Killed` as the engine kills its own process tree
+    root = diagnose(str(TESTS / "blind" / "dev53" / "gh-sglang-3752" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "engine-watchdog-timeout"
+    assert root.category == "dist.collective_timeout"
+    assert "TP4] Watchdog timeout" in root.evidence.text
