@@ -775,12 +775,13 @@ def test_a_ring_peer_that_reported_the_loss_leaves_the_aborting_rank():
 
 def test_mp_spawns_sigabrt_report_names_the_aborting_process():
     """mp.spawn: `process 1 terminated with signal SIGABRT` makes the unprefixed gloo abort process 1's; spawn's
-    teardown of the two others sizes the ring (peer 2); no third rank spoke, so silence decides nothing."""
+    teardown of the two others sizes the ring (peer 2); no third rank spoke, so silence decides nothing, but the
+    4-byte buffer rank 1 expected (`684 vs 4`) was the per-step scalar: the sender, rank 2, ran the odd one."""
     report = diagnose(str(TESTS / "blind" / "test" / "run-mpspawn-mismatch" / "log.txt"))
     root = report.root_cause
     assert root is not None and root.entry_id == "collective-mismatch"
-    assert (root.rank, root.fields["peer_rank"]) == (1, "2")
-    assert "one of ranks 1 and 2" in root.rank_reason and "does not say which" in root.rank_reason
+    assert (root.rank, root.fields["peer_rank"]) == (2, "2")
+    assert "rank 1 reported the bad message" in root.rank_reason and "rank 1 is the other candidate" in root.rank_reason
 
 
 def test_a_one_process_log_gives_its_bare_lines_to_its_only_rank():
@@ -1065,11 +1066,12 @@ def test_a_rank_field_first_in_a_logging_format_is_the_rank():
 
 def test_several_nodes_log_dir_trees_take_the_global_rank_their_files_print():
     # three agents' --log-dir trees side by side: `node1/.../attempt_0/0/stderr.log` is local rank 0 of node 1,
-    # global rank 2 (its stdout prints `rank=2`); the gloo abort in it names rank 2 and its ring peer 3
+    # global rank 2 (its stdout prints `rank=2`); the gloo abort in it is rank 2's, about its ring peer 3, whose
+    # 336 bytes met rank 2's 4-byte scalar buffer: rank 3 is named, rank 2 the other candidate
     result = diagnose(DEV19 / "run19-torchrun3n-mismatch-logdir")
     root = result.root_cause
-    assert root is not None and root.entry_id == "collective-mismatch" and root.rank == 2
-    assert root.fields.get("peer_rank") == "3"
+    assert root is not None and root.entry_id == "collective-mismatch" and root.rank == 3
+    assert root.fields.get("peer_rank") == "3" and "rank 2 reported the bad message" in root.rank_reason
     assert any("log-dir trees hold the same local ranks" in note for note in result.notes)
     one_tree = diagnose(DEV19 / "run19-torchrun3n-mismatch-logdir" / "ranks" / "node1")
     assert not any("log-dir trees" in note for note in one_tree.notes)  # one node: the path's rank stands
@@ -1995,3 +1997,15 @@ def test_a_serving_engines_watchdog_is_the_hang_and_its_own_tree_kill_is_not_the
     assert root is not None and root.entry_id == "engine-watchdog-timeout"
     assert root.category == "dist.collective_timeout"
     assert "TP4] Watchdog timeout" in root.evidence.text
+
+
+def test_files_numbered_alike_in_two_node_folders_carry_local_ranks_not_the_jobs():
+    # two torchrun agents (real run, dev53), each process writing node-a/rankN.log or node-b/rankN.log by its LOCAL
+    # rank; node-b's rank1.log raised (global rank 4). The name's 1 is not the job's rank 1: no rank beats a wrong one
+    result = diagnose(str(TESTS / "blind" / "dev53" / "run-r53a-torchrun2n-raise-localrank" / "ranks"))
+    root = result.root_cause
+    assert root is not None and root.entry_id == "uncaught-user-exception" and root.evidence.file.endswith(
+        "node-b/rank1.log")
+    assert root.rank is None
+    assert any("file's number is its local rank" in note for note in result.notes)
+    assert any("node-b/rank1.log" in note for note in result.notes)

@@ -6,7 +6,8 @@ collected into `node0/`, `node1/`, or passed as several inputs) has the same num
 is local rank 0 of each, so the path cannot say which global rank wrote it. The files themselves usually can: a
 Python traceback's `[rank3]:` prefix, a logging format's rank field. So a local-rank folder of such a tree takes
 the rank its own lines print (the most common one, from the head of its files); where none does, its files have
-no rank rather than a wrong one, and the report says so.
+no rank rather than a wrong one, and the report says so. The same holds for any layout whose paths number the
+ranks (`node-a/rank1.log` beside `node-b/rank1.log`, a job's own per-node folders: round 53).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from denpex.errors import DenpexInputError
 from denpex.ingest.headers import parse
-from denpex.ingest.sources import ATTEMPT_FOLDER, Source, read_head
+from denpex.ingest.sources import ATTEMPT_FOLDER, Source, rank_in_path, read_head
 
 _HEAD_BYTES = 1 << 16  # the head of each file: ranks are printed from the first lines on
 _ENOUGH = 20  # ranked lines that settle a folder's rank
@@ -25,10 +26,13 @@ _RANK_WORDS = ("rank", "Rank", "RANK")  # only lines holding one can carry a ran
 
 
 def _place(path: Path) -> tuple[str, str, int] | None:
-    """(the tree: its path up to the run id, the attempt folder, the local rank) of a file in a log-dir layout."""
+    """(the tree: its path up to the run id, the attempt folder, the local rank) of a file in a log-dir layout;
+    for the other layouts a path names a rank in (`node-b/rank1.log`, `node1/rank_1/out.log`), the folder holding
+    the rank's part stands for the tree, with no attempt."""
     parts = path.parts
     if len(parts) < 4 or not parts[-2].isdigit() or not ATTEMPT_FOLDER.fullmatch(parts[-3]):
-        return None
+        named = rank_in_path(str(path))
+        return (named[0], "", named[1]) if named is not None else None
     return str(Path(*parts[:-3])), parts[-3], int(parts[-2])
 
 
@@ -81,9 +85,13 @@ def global_ranks(sources: list[Source]) -> tuple[list[Source], list[str]]:
         for i in indexes:
             out[i] = dataclasses.replace(sources[i], rank_hint=rank)
         if rank is None:
-            unknown.append(f"{tree}/{attempt}/{local}")
-    notes = [f"{len(trees)} torchrun log-dir trees hold the same local ranks (one per node, or several runs): a "
-             "folder's number is its local rank, so each takes the global rank its own lines print"]
+            unknown.extend([f"{tree}/{attempt}/{local}"] if attempt else [sources[i].name for i in indexes])
+    if all(attempt for _, attempt, _ in folders):
+        notes = [f"{len(trees)} torchrun log-dir trees hold the same local ranks (one per node, or several runs): a "
+                 "folder's number is its local rank, so each takes the global rank its own lines print"]
+    else:
+        notes = [f"{len(trees)} folders hold files numbered with the same ranks (one per node, or several runs): a "
+                 "file's number is its local rank, so each takes the global rank its own lines print"]
     if unknown:
         notes.append("no global rank printed in " + ", ".join(unknown[:5]) + (" …" if len(unknown) > 5 else "")
                      + ": lines there without a rank prefix have no rank")
