@@ -2009,3 +2009,19 @@ def test_files_numbered_alike_in_two_node_folders_carry_local_ranks_not_the_jobs
     assert root.rank is None
     assert any("file's number is its local rank" in note for note in result.notes)
     assert any("node-b/rank1.log" in note for note in result.notes)
+
+
+def test_torch_compile_refusing_this_python_is_a_version_mismatch_not_the_source_line_quoting_it():
+    # a Nix build of diffusers (public thread, dev54): pytest shows torch's source line `raise RuntimeError("Dynamo is
+    # not supported on Python 3.12+")` before the error itself, every line behind the build's `diffusers> ` prefix
+    root = diagnose(str(TESTS / "blind" / "dev54" / "gh-diffusers-7441" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "compile-unsupported-python"
+    assert root.evidence.text == "diffusers> E   RuntimeError: Dynamo is not supported on Python 3.12+"
+
+
+def test_torch_2_0s_logged_lowering_error_is_the_lowering_failure_though_its_traceback_is_cut():
+    # Megatron-LM under torch 2.0 (public thread, dev54): `torch._inductor.graph: [ERROR] Error from lowering`, then a
+    # traceback the post cuts before its exception line
+    root = diagnose(str(TESTS / "blind" / "dev54" / "gh-pytorch-97137" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "inductor-lowering-exception"
+    assert root.evidence.text.endswith("torch._inductor.graph: [ERROR] Error from lowering")
