@@ -2025,3 +2025,15 @@ def test_torch_2_0s_logged_lowering_error_is_the_lowering_failure_though_its_tra
     root = diagnose(str(TESTS / "blind" / "dev54" / "gh-pytorch-97137" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "inductor-lowering-exception"
     assert root.evidence.text.endswith("torch._inductor.graph: [ERROR] Error from lowering")
+
+
+def test_comfyuis_error_report_states_the_exception_over_two_bullets():
+    # ComfyUI's `## Error Details` (public thread, dev54): `- **Exception Type:** torch._dynamo.exc.Unsupported`, then
+    # `- **Exception Message:** torch.* op returned non-Tensor`: one exception, read as `Unsupported: <message>`
+    root = diagnose(str(TESTS / "blind" / "dev54" / "gh-comfyui-10114" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "dynamo-unsupported"
+    assert root.evidence.text == "- **Exception Message:** torch.* op returned non-Tensor"
+    # a wrapper's message (`backend='inductor' raised:`) hands over to the exception on the next line, as in a
+    # traceback (public thread, dev38)
+    root = diagnose(str(TESTS / "blind" / "dev38" / "gh-triton-windows-34" / "log.txt")).root_cause
+    assert root is not None and root.evidence.text == "CompilationError: at 8:11:"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from denpex.analyze import layers
 from denpex.analyze.cut_lines import cut_anchor
@@ -238,7 +238,9 @@ class Collector:
         claimed = False  # whether a catalog entry explains this exception line
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             job_raised = is_exception and _raised_by_the_job(block)  # type: ignore[arg-type]
-            for hit in self.matcher.match(line):
+            stated = block.stated if is_exception and block is not None and block.exception is line else None
+            probe = line if stated is None else replace(line, text=stated, body=stated)
+            for hit in self.matcher.match(probe):
                 if job_raised and self._role_of(hit) is Role.COLLATERAL:
                     continue  # an echo's words in an exception the job's own code raised: its own error
                 if not self._add(hit.entry, hit, line, block, kind, ring):

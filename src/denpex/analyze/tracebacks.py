@@ -55,6 +55,11 @@ _RECORDED_EXCEPTION = re.compile(
     r"(?:^|[\s:\]])(?P<exc>(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Interrupt)|Exception)): \S"
 )
 _CLASS_REPR = re.compile(r"^<class '(?P<cls>[A-Za-z_][\w.]*)'>:\s?")
+# ComfyUI's error report (`# ComfyUI Error Report`, `## Error Details`): the class and the message on two Markdown
+# bullets, `- **Exception Type:** torch._dynamo.exc.Unsupported` then `- **Exception Message:** <message>`; its
+# stack trace section lists frames only
+_REPORT_TYPE = re.compile(r"^- \*\*Exception Type:\*\* (?P<cls>[A-Za-z_][\w.]*)$")
+_REPORT_MESSAGE = re.compile(r"^- \*\*Exception Message:\*\* ?(?P<msg>.*)$")
 # after frames with no header above them (a pasted excerpt cut at the top), what an exception line looks like
 _HEADLESS_EXCEPTION = re.compile(
     r"^(?:[a-z_]\w*\.)+[A-Z]\w*(?::|$)|^[A-Z]\w*(?:Error|Exception|Failed|Interrupt|Exit|Iteration|Unsupported"
@@ -99,6 +104,9 @@ class Block:
     rich: bool = False  # drawn by rich: frames in boxes
     box_closed: bool = False  # rich: the innermost box just closed, the exception comes next
     pytest: bool = False  # pytest's `E   ` lines
+    # the exception as Python would have printed it (`Class: message`), where the log split the two over lines (a
+    # report's `Exception Type:` and `Exception Message:` bullets): what the catalog reads for the exception line
+    stated: str | None = None
 
 
 # a line of Python source, never a message: `raise RuntimeError(f"NCCL error: {error_str}")`, `x = f(y)`
@@ -112,7 +120,8 @@ _INTERLEAVED_REACH = 20
 
 
 class _Stream:
-    __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number", "interleaved", "in_group")
+    __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number", "interleaved", "in_group",
+                 "reported_class")
 
     def __init__(self) -> None:
         self.block: Block | None = None
@@ -122,6 +131,7 @@ class _Stream:
         self.last_number = 0  # the line number of the stream's last line
         self.interleaved = 0  # log records seen in a row since the traceback's last frame
         self.in_group = False  # inside an exception group's margins
+        self.reported_class: str | None = None  # a report's `Exception Type:` bullet, until its message
 
 
 def _part_of_chain(body: str) -> bool:
@@ -288,6 +298,17 @@ class TracebackTracker:
         if reported:  # `<class 'torch._dynamo.exc.UserError'>: message`, how some reports print an exception
             candidate = f"{reported.group('cls')}: {candidate[reported.end():]}"
             return self._orphan(stream, line, candidate), Kind.EXCEPTION
+        if candidate[:4] == "- **":
+            typed = _REPORT_TYPE.match(candidate)
+            if typed:
+                stream.reported_class = typed.group("cls")
+                return None, Kind.OTHER
+            message = _REPORT_MESSAGE.match(candidate)
+            if message and stream.reported_class is not None:
+                candidate, stream.reported_class = f"{stream.reported_class}: {message.group('msg')}", None
+                block = self._orphan(stream, line, candidate)
+                block.stated = candidate
+                return block, Kind.EXCEPTION
         if line.level is None and _ORPHAN_EXCEPTION.match(candidate):
             return self._orphan(stream, line, candidate), Kind.EXCEPTION
         if line.level in ("E", "F"):
@@ -386,6 +407,7 @@ class TracebackTracker:
     def _exception(self, stream: _Stream, block: Block, line: Line, stripped: str) -> Block:
         block.exception = line
         block.exception_type = stripped.split(":", 1)[0]
+        block.stated = None  # set by the caller for the exception line it rebuilt, and for no later one
         block.message_lines = 0
         # `BackendCompilerFailed: backend='inductor' raised:` carries its cause on the next line
         stream.state = "inner" if stripped.endswith("raised:") else "message"
