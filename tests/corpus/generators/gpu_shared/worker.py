@@ -59,6 +59,18 @@ Added for round 49:
                 gradient fits, the optimizer's two state buffers do not
   cg-dynamic-ok every rank runs its eval through torch.compile(mode="reduce-overhead") on batches of a new length each
                 step (run with TORCH_LOGS=perf_hints,recompiles); the job finishes
+Added for round 53:
+  deterministic the bad rank turns on torch.use_deterministic_algorithms(True) for a reproducibility check without
+                CUBLAS_WORKSPACE_CONFIG, expecting its next cuBLAS matmul to refuse; on torch 2.11 with CUDA 13 it did
+                not: the job finishes (healthy)
+  deterministic-op the same, then the rank's metric uses torch.histc on the GPU, which has no deterministic CUDA
+                kernel: it refuses
+  fork-cuda     the bad rank reads its eval batches through a DataLoader with 2 forked workers whose dataset moves
+                samples to the GPU: the workers cannot initialise CUDA
+  autotune-fail the bad rank runs a user Triton kernel under @triton.autotune whose every config needs more shared
+                memory than the SM has
+  cublas-thread the bad rank fills the GPU's free memory with a prefetch cache, then scores a batch in a new thread
+                (a new cuBLAS handle and workspace), expecting cuBLAS to fail to allocate; it did not (healthy)
 """
 from __future__ import annotations
 
@@ -79,7 +91,7 @@ SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", 
              "device-mismatch", "oom-backward-big", "triton-stages", "compiled-assert", "autotune-ok",
              "alloc-conf", "no-gpu", "mem-fraction", "sdpa-flash", "graph-capture", "nccl-ok", "nccl-oom",
              "nccl-shared", "gpu-spin", "event-timing", "oom-grow", "inductor-ima", "oom-optimizer",
-             "cg-dynamic-ok"]
+             "cg-dynamic-ok", "deterministic", "fork-cuda", "autotune-fail", "cublas-thread", "deterministic-op"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -184,6 +196,65 @@ def captured_head(model: nn.Module, dev: torch.device) -> None:
         if y.abs().max().item() > 1e4:
             y = y.clamp(-1e4, 1e4)
     graph.replay()
+
+
+def autotuned_tiles(dev: torch.device) -> None:
+    """A user Triton matmul autotuned over tile sizes that all need more shared memory than the SM has."""
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 512}, num_warps=8), triton.Config({"BLOCK": 256}, num_stages=8)],
+                     key=["n"])
+    @triton.jit
+    def tuned_dot(A, B, C, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        a = tl.load(A + offs[:, None] * BLOCK + offs[None, :])
+        b = tl.load(B + offs[:, None] * BLOCK + offs[None, :])
+        tl.store(C + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b))
+
+    a = torch.randn(512, 512, device=dev, dtype=torch.float16)
+    c = torch.empty(512, 512, device=dev, dtype=torch.float32)
+    tuned_dot[(1,)](a, a, c, 512)
+
+
+def fill_free_memory(dev: torch.device) -> list[torch.Tensor]:
+    """Blocks of 256 MiB until the allocator says no (the OutOfMemoryError is caught: a cache takes what it gets)."""
+    blocks: list[torch.Tensor] = []
+    try:
+        while True:
+            blocks.append(torch.empty(64, 1024, 1024, device=dev))
+    except torch.OutOfMemoryError:
+        return blocks
+
+
+def score_in_thread(dev: torch.device) -> None:
+    """A half-precision matmul in a fresh thread, which needs its own cuBLAS handle; its error re-raised here."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def score() -> None:
+        try:
+            a = torch.ones(256, 256, device=dev, dtype=torch.float16)
+            (a @ a).sum().item()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread as it is
+            errors.append(exc)
+
+    worker = threading.Thread(target=score, name="eval-scorer")
+    worker.start()
+    worker.join()
+    if errors:
+        raise errors[0]
+
+
+class GpuSamples(torch.utils.data.Dataset):
+    """Eval samples moved to the GPU inside __getitem__ (a DataLoader worker then needs CUDA)."""
+
+    def __len__(self) -> int:
+        return 64
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return torch.full((SEQ,), i % VOCAB).to("cuda")
 
 
 def spin_forever(dev: torch.device) -> None:
@@ -309,6 +380,26 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
                 spin_forever(dev)
             elif a.scenario == "event-timing":
                 log.info("matmul burst took %.1f ms", time_matmuls(dev))
+            elif a.scenario in ("deterministic", "deterministic-op"):
+                log.info("reproducibility check: deterministic algorithms on")
+                torch.use_deterministic_algorithms(True)
+                if a.scenario == "deterministic-op":
+                    logits = torch.randn(BATCH, VOCAB, device=dev)
+                    log.info("logit histogram %s", torch.histc(logits, bins=16).tolist()[:4])
+            elif a.scenario == "fork-cuda":
+                log.info("evaluating on the held-out shard")
+                loader = torch.utils.data.DataLoader(GpuSamples(), batch_size=8, num_workers=2,
+                                                     multiprocessing_context="fork")
+                for batch in loader:
+                    step_fn(batch)
+            elif a.scenario == "autotune-fail":
+                log.info("running the tuned projection kernel")
+                autotuned_tiles(dev)
+            elif a.scenario == "cublas-thread":
+                log.info("prefetching the eval shard into GPU memory")
+                cache = fill_free_memory(dev)
+                log.info("scoring a batch in the eval thread (%d cached blocks)", len(cache))
+                score_in_thread(dev)
             elif a.scenario == "oom-grow":
                 log.info("growing the KV cache for long-context eval")
                 blocks = [torch.empty(512, 1024, 1024, device=dev) for _ in range(10_000)]  # 2 GiB each
