@@ -2037,3 +2037,37 @@ def test_comfyuis_error_report_states_the_exception_over_two_bullets():
     # traceback (public thread, dev38)
     root = diagnose(str(TESTS / "blind" / "dev38" / "gh-triton-windows-34" / "log.txt")).root_cause
     assert root is not None and root.evidence.text == "CompilationError: at 8:11:"
+
+
+DEV55 = TESTS / "blind" / "dev55"
+
+
+def test_a_scripts_rank_tag_before_a_logged_record_leaves_the_records_clock_and_level_readable():
+    # a shell loop's `sed "s/^/[rank$r] /"` before each rank's logging records (real run, dev55)
+    head = parse("[rank3] 2026-12-07 12:59:49,850 CRITICAL [rank 3] train: FATAL: uncaught RuntimeError at step 3")
+    assert (head.rank, head.level) == (3, "F") and head.timestamp is not None
+    assert parse("[rank2] [rank2]: RuntimeError: x").body == "RuntimeError: x"
+
+
+def test_a_shutdown_line_naming_its_last_step_is_not_progress_after_the_error():
+    # every rank logs its collective mismatch with logger.exception, then `shutting down: flushing metrics writer
+    # (last step 4)` and exits 1 (real run, dev55): the job did not go on, the mismatch is the failure
+    result = diagnose(str(DEV55 / "run-r55a-loop-except-noise-mismatch-detail" / "log.txt"))
+    assert result.verdict is Verdict.FAILURE and result.root_cause.entry_id == "collective-mismatch"
+
+
+def test_an_error_record_naming_the_uncaught_exception_without_its_colon_is_that_exception():
+    # an excepthook's one-line summary on each rank, its traceback only in a file (real run, dev55): rank 3's
+    # `CRITICAL ... FATAL: uncaught RuntimeError at step 3, traceback written to ...` comes first by the clock
+    root = diagnose(str(DEV55 / "run-r55a-loop-hookfile-noise-shape" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "uncaught-user-exception" and root.rank == 3
+    assert "FATAL: uncaught RuntimeError at step 3" in root.evidence.text
+
+
+def test_files_of_two_layouts_numbering_the_same_ranks_are_one_process_each_not_two_nodes():
+    # torchrun --log-dir's attempt_0/<rank>/ beside the job's own crash/rank<N>.traceback.txt (real run, dev55): the
+    # two layouts number the same processes; neither is read as another node's local ranks
+    result = diagnose(str(DEV55 / "run-r55a-torchrun-logdir-hookfile-valueerror" / "ranks"))
+    crash = [f for f in result.findings if "crash/rank0.traceback.txt" in f.evidence.file]
+    assert crash and all(f.evidence.rank == 0 for f in crash)
+    assert not any("local rank" in note for note in result.notes)

@@ -62,6 +62,10 @@ _PROGRESS = re.compile(
     r"|\b(?:[Tt]raining (?:complete|completed|finished|done)|[Ff]inished training|`Trainer\.fit` stopped)\b"
 )
 DONE = 1 << 30  # the end of training counts as a step past any other
+# a line about stopping that names the step it stopped at (`shutting down: flushing metrics writer (last step 4)`,
+# `aborting at step 3`): where the run ended, not a step it went on to (round 55's handlers)
+_STOPPING = re.compile(r"\b(?:shutting down|shutdown|cleaning up|abort(?:ing|ed)?|last (?:step|iter\w*|epoch))\b",
+                       re.IGNORECASE)
 
 
 @dataclass
@@ -80,7 +84,7 @@ class StreamProgress:
                 or body[:1].isspace():
             return
         found = _PROGRESS.search(body)
-        if found:
+        if found and not _STOPPING.search(body):
             stream = (line.file, line.rank)
             step = int(found.group("step")) if found.group("step") else DONE
             self.steps[stream] = max(step, self.steps.get(stream, -1))

@@ -54,6 +54,12 @@ _ORPHAN_EXCEPTION = re.compile(
 _RECORDED_EXCEPTION = re.compile(
     r"(?:^|[\s:\]])(?P<exc>(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Interrupt)|Exception)): \S"
 )
+# an error record that names the exception it died of without its message's colon (an excepthook's one-line summary:
+# `CRITICAL [rank 3] train: FATAL: uncaught RuntimeError at step 3, traceback written to crash/rank3.txt`)
+_NAMED_UNCAUGHT = re.compile(
+    r"\b(?:[Uu]ncaught|[Uu]nhandled)\s+(?:exception\s+)?(?P<exc>(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Interrupt))"
+    r"\b(?!:)[\s,;(]*(?P<rest>.*)$"
+)
 _CLASS_REPR = re.compile(r"^<class '(?P<cls>[A-Za-z_][\w.]*)'>:\s?")
 # ComfyUI's error report (`# ComfyUI Error Report`, `## Error Details`): the class and the message on two Markdown
 # bullets, `- **Exception Type:** torch._dynamo.exc.Unsupported` then `- **Exception Message:** <message>`; its
@@ -315,6 +321,12 @@ class TracebackTracker:
             recorded = _RECORDED_EXCEPTION.search(candidate)
             if recorded:
                 return self._orphan(stream, line, candidate[recorded.start("exc") :]), Kind.EXCEPTION
+            named = _NAMED_UNCAUGHT.search(candidate)
+            if named:
+                stated = f"{named.group('exc')}: {named.group('rest')}"
+                block = self._orphan(stream, line, stated)
+                block.stated = stated
+                return block, Kind.EXCEPTION
         if line.level == "W" and _ORPHAN_EXCEPTION.match(candidate):
             # a warning record that is an exception (Dynamo's suppress_errors, a logged `except`): handled,
             # the job went on; a warning finding, not a failure

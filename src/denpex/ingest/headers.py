@@ -27,7 +27,7 @@ ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\
 
 _LAUNCHER = re.compile(
     r"""^(?:
-        \[rank(?P<rank>\d+)\]:\s?                             # PyTorch's rank-prefixed stderr
+        \[rank(?P<rank>\d+)\](?::\s?|[ ](?=\S))                # PyTorch's rank-prefixed stderr; a script's `[rank3] `
       # a job script's own tag, `sed "s/^/[rank 3] /"` or a logger's `[RANK 3] `: a space before the digits, then a
       # space (NCCL's `[Rank 3] ...` is a message's own subject, not a prefix: left in the text)
       | \[(?:rank|RANK)\ (?P<srank>\d+)\]:?[ ]
