@@ -27,7 +27,9 @@ ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\
 
 _LAUNCHER = re.compile(
     r"""^(?:
-        \[rank(?P<rank>\d+)\](?::\s?|[ ](?=\S))                # PyTorch's rank-prefixed stderr; a script's `[rank3] `
+        \[rank(?P<rank>\d+)\]:\s?                             # PyTorch's rank-prefixed stderr
+      # a script's own tag, `sed "s/^/[rank$r] /"`, first on the line (after another prefix, the text's own words)
+      | \[rank(?P<trank>\d+)\][ ](?=\S)
       # a job script's own tag, `sed "s/^/[rank 3] /"` or a logger's `[RANK 3] `: a space before the digits, then a
       # space (NCCL's `[Rank 3] ...` is a message's own subject, not a prefix: left in the text)
       | \[(?:rank|RANK)\ (?P<srank>\d+)\]:?[ ]
@@ -329,9 +331,11 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
             rest = rest[quoted.end() :]
     for _ in range(5):
         found = _LAUNCHER.match(rest)
+        if found and found.group("trank") is not None and (head.rank is not None or local_from_launcher is not None):
+            break
         if found:
-            named = (found.group("rank") or found.group("srank") or found.group("mpirank") or found.group("lightning")
-                     or found.group("hrank"))
+            named = (found.group("rank") or found.group("trank") or found.group("srank") or found.group("mpirank")
+                     or found.group("lightning") or found.group("hrank"))
             if named is not None:
                 head.rank = int(named)
                 head.host = found.group("hhost") or head.host
