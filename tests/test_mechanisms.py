@@ -2071,3 +2071,14 @@ def test_files_of_two_layouts_numbering_the_same_ranks_are_one_process_each_not_
     crash = [f for f in result.findings if "crash/rank0.traceback.txt" in f.evidence.file]
     assert crash and all(f.evidence.rank == 0 for f in crash)
     assert not any("local rank" in note for note in result.notes)
+
+
+def test_a_hang_analysis_naming_the_ranks_missing_from_a_collective_is_the_finding():
+    # PyTorch's Flight Recorder analyzer output (public thread, dev56): `Not all ranks joining collective: sequence
+    # number: 31117` ... `missing ranks: {3, 4, 5, 6, 7}`: five ranks, so no one culprit, but the ranks are kept
+    root = diagnose(str(TESTS / "blind" / "dev56" / "gh-pytorch-140969" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "collective-hang-report"
+    assert root.category == "dist.collective_timeout" and root.fields["culprit_ranks"] == "3, 4, 5, 6, 7" and root.rank is None
+    # NCCL's RAS client on a hung 32-rank job (public thread, dev56)
+    root = diagnose(str(TESTS / "blind" / "dev56" / "gh-nccl-1911" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "collective-hang-report" and root.fields["op"] == "AllGather"
