@@ -1999,18 +1999,6 @@ def test_a_serving_engines_watchdog_is_the_hang_and_its_own_tree_kill_is_not_the
     assert "TP4] Watchdog timeout" in root.evidence.text
 
 
-def test_files_numbered_alike_in_two_node_folders_carry_local_ranks_not_the_jobs():
-    # two torchrun agents (real run, dev53), each process writing node-a/rankN.log or node-b/rankN.log by its LOCAL
-    # rank; node-b's rank1.log raised (global rank 4). The name's 1 is not the job's rank 1: no rank beats a wrong one
-    result = diagnose(str(TESTS / "blind" / "dev53" / "run-r53a-torchrun2n-raise-localrank" / "ranks"))
-    root = result.root_cause
-    assert root is not None and root.entry_id == "uncaught-user-exception" and root.evidence.file.endswith(
-        "node-b/rank1.log")
-    assert root.rank is None
-    assert any("file's number is its local rank" in note for note in result.notes)
-    assert any("node-b/rank1.log" in note for note in result.notes)
-
-
 def test_torch_compile_refusing_this_python_is_a_version_mismatch_not_the_source_line_quoting_it():
     # a Nix build of diffusers (public thread, dev54): pytest shows torch's source line `raise RuntimeError("Dynamo is
     # not supported on Python 3.12+")` before the error itself, every line behind the build's `diffusers> ` prefix
@@ -2047,6 +2035,8 @@ def test_a_scripts_rank_tag_before_a_logged_record_leaves_the_records_clock_and_
     head = parse("[rank3] 2026-12-07 12:59:49,850 CRITICAL [rank 3] train: FATAL: uncaught RuntimeError at step 3")
     assert (head.rank, head.level) == (3, "F") and head.timestamp is not None
     assert parse("[rank2] [rank2]: RuntimeError: x").body == "RuntimeError: x"
+    # the tag came first: a rank prefix after it does not change the rank, as the engines take a line's first marker
+    assert parse("[rank0] [rank4]: Traceback (most recent call last):").rank == 0
 
 
 def test_a_shutdown_line_naming_its_last_step_is_not_progress_after_the_error():

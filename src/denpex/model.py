@@ -57,6 +57,7 @@ class Evidence:
     rank: int | None = None
     timestamp: float | None = None
     seq: int = 0
+    clocked: bool = False  # the timestamp is the line's own, not the last one its stream printed before it
 
 
 @dataclass(slots=True)

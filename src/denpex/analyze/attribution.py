@@ -663,12 +663,12 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
         "collective (the reporter a smaller one, or the sender a larger one), and the log does not say which")
 
 
-_SCALAR_BYTES = 8  # a receive buffer this small holds one or two elements: a per-step scalar collective
+_SCALAR_BYTES = 8  # a receive buffer this small holds one or two fp32/int64 elements: a per-step scalar collective
 
 
-def _int_field(fields: dict[str, str], name: str) -> int | None:
+def _int_field(fields: dict[str, object], name: str) -> int | None:
     value = fields.get(name)
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 def _ranks_with_own_errors(cands: list[Candidate]) -> set[int]:

@@ -239,8 +239,11 @@ class Collector:
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event
             job_raised = is_exception and _raised_by_the_job(block)  # type: ignore[arg-type]
             stated = block.stated if is_exception and block is not None and block.exception is line else None
-            probe = line if stated is None else replace(line, text=stated, body=stated)
-            for hit in self.matcher.match(probe):
+            hits = self.matcher.match(line)
+            if stated is not None:  # the exception as Python would have printed it, and the line as it stands
+                rebuilt = self.matcher.match(replace(line, text=stated, body=stated))
+                hits = rebuilt + [h for h in hits if h.entry.id not in {r.entry.id for r in rebuilt}]
+            for hit in hits:
                 if job_raised and self._role_of(hit) is Role.COLLATERAL:
                     continue  # an echo's words in an exception the job's own code raised: its own error
                 if not self._add(hit.entry, hit, line, block, kind, ring):
@@ -563,7 +566,7 @@ class Collector:
                 return
         # lines inside a traceback carry no timestamp: use the last one this stream printed
         when = line.timestamp if line.timestamp is not None else self._last_time.get((line.file, line.rank))
-        evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq)
+        evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq, clocked=line.timestamp is not None)
         per_entry = self._entry_count[entry_id] = self._entry_count.get(entry_id, 0) + 1
         # echoes (collateral on 1,000 ranks) need context only for their first few copies: bounded memory
         keep_context = (role in (Role.CAUSE, Role.SYMPTOM) or per_entry <= KEEP_PER_KEY)

@@ -178,7 +178,7 @@ def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
 
 def _own_clock(evidence: Evidence) -> bool:
     """Does the line print its own time (not one carried over from the lines before it)?"""
-    return parse(evidence.text).timestamp is not None
+    return evidence.clocked
 
 
 def _raised_handling_an_echo(cands: list[Candidate]) -> None:

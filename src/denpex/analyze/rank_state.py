@@ -84,7 +84,9 @@ class StreamProgress:
                 or body[:1].isspace():
             return
         found = _PROGRESS.search(body)
-        if found and not _STOPPING.search(body):
+        if found and found.group("step") and _STOPPING.search(body):
+            return  # where the run stopped, not a step it went on to (the end of training still counts)
+        if found:
             stream = (line.file, line.rank)
             step = int(found.group("step")) if found.group("step") else DONE
             self.steps[stream] = max(step, self.steps.get(stream, -1))

@@ -304,7 +304,9 @@ class TracebackTracker:
         if reported:  # `<class 'torch._dynamo.exc.UserError'>: message`, how some reports print an exception
             candidate = f"{reported.group('cls')}: {candidate[reported.end():]}"
             return self._orphan(stream, line, candidate), Kind.EXCEPTION
-        if candidate[:4] == "- **":
+        if candidate[:4] != "- **":
+            stream.reported_class = None  # a class bullet holds only for the message bullet right after it
+        else:
             typed = _REPORT_TYPE.match(candidate)
             if typed:
                 stream.reported_class = typed.group("cls")

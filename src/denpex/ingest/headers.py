@@ -28,7 +28,8 @@ ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\
 _LAUNCHER = re.compile(
     r"""^(?:
         \[rank(?P<rank>\d+)\]:\s?                             # PyTorch's rank-prefixed stderr
-      # a script's own tag, `sed "s/^/[rank$r] /"`, first on the line (after another prefix, the text's own words)
+      # a script's own tag, `sed "s/^/[rank$r] /"`: the rank unless a prefix before it gave one (then the text's own
+      # words); a rank prefix after it does not change it, as the scanning engines take a line's first marker
       | \[rank(?P<trank>\d+)\][ ](?=\S)
       # a job script's own tag, `sed "s/^/[rank 3] /"` or a logger's `[RANK 3] `: a space before the digits, then a
       # space (NCCL's `[Rank 3] ...` is a message's own subject, not a prefix: left in the text)
@@ -318,6 +319,7 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         rest = rest[column.end() :]
     local_from_launcher: int | None = None
     srun_label: int | None = None
+    tagged = False  # a script's `[rankN] ` tag set the rank
     # launcher prefixes may stack: 3: [default3]:[rank3]:, (Actor pid=1) [rank1]:
     if rest[:1].isalnum() and (column := _CONTAINER_COLUMN.match(rest)):
         rest = rest[column.end() :]
@@ -336,7 +338,10 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         if found:
             named = (found.group("rank") or found.group("trank") or found.group("srank") or found.group("mpirank")
                      or found.group("lightning") or found.group("hrank"))
-            if named is not None:
+            if named is not None and tagged:
+                pass  # `[rank0] [rank4]: ...`: the script's tag came first and stands
+            elif named is not None:
+                tagged = found.group("trank") is not None
                 head.rank = int(named)
                 head.host = found.group("hhost") or head.host
                 head.rank_is_slot = found.group("mpirank") is not None  # a stacked `[rankN]:` after it is the rank

@@ -6,38 +6,30 @@ collected into `node0/`, `node1/`, or passed as several inputs) has the same num
 is local rank 0 of each, so the path cannot say which global rank wrote it. The files themselves usually can: a
 Python traceback's `[rank3]:` prefix, a logging format's rank field. So a local-rank folder of such a tree takes
 the rank its own lines print (the most common one, from the head of its files); where none does, its files have
-no rank rather than a wrong one, and the report says so. The same holds for any layout whose paths number the
-ranks (`node-a/rank1.log` beside `node-b/rank1.log`, a job's own per-node folders: round 53).
+no rank rather than a wrong one, and the report says so.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter
 from pathlib import Path
 
 from denpex.errors import DenpexInputError
 from denpex.ingest.headers import parse
-from denpex.ingest.sources import ATTEMPT_FOLDER, Source, rank_in_path, read_head
+from denpex.ingest.sources import ATTEMPT_FOLDER, Source, read_head
 
 _HEAD_BYTES = 1 << 16  # the head of each file: ranks are printed from the first lines on
 _ENOUGH = 20  # ranked lines that settle a folder's rank
 _RANK_WORDS = ("rank", "Rank", "RANK")  # only lines holding one can carry a rank
-_DIGITS = re.compile(r"\d+")
 
 
-def _place(path: Path) -> tuple[str, str, str, int] | None:
-    """(the layout, the tree, the attempt folder, the local rank) of a file whose path numbers its rank: a torchrun
-    log-dir file (layout "", the tree its path up to the run id), or another layout a path names a rank in
-    (`node-b/rank1.log`, `node1/rank_1/out.log`): the layout is the file's name with its digits masked, the tree the
-    folder holding the rank's part, no attempt. Only files of one layout are compared: `crash/rank1.txt` beside a
-    log-dir tree's `attempt_0/1/stderr.log` are two files of one process, not two nodes."""
+def _place(path: Path) -> tuple[str, str, int] | None:
+    """(the tree: its path up to the run id, the attempt folder, the local rank) of a file in a log-dir layout."""
     parts = path.parts
     if len(parts) < 4 or not parts[-2].isdigit() or not ATTEMPT_FOLDER.fullmatch(parts[-3]):
-        named = rank_in_path(str(path))
-        return (_DIGITS.sub("#", path.name), named[0], "", named[1]) if named is not None else None
-    return "", str(Path(*parts[:-3])), parts[-3], int(parts[-2])
+        return None
+    return str(Path(*parts[:-3])), parts[-3], int(parts[-2])
 
 
 def _head(source: Source) -> bytes:
@@ -71,32 +63,27 @@ def global_ranks(sources: list[Source]) -> tuple[list[Source], list[str]]:
     """The sources, with their rank hints made global where several nodes' trees hold the same local ranks, and
     notes for the report. Each attempt's folder is read on its own: after a restart that changed the membership,
     the same local rank can be another global rank."""
-    layouts: dict[str, dict[tuple[str, str, int], list[int]]] = {}  # layout -> (tree, attempt, rank) -> sources
+    folders: dict[tuple[str, str, int], list[int]] = {}  # (tree, attempt, local rank) -> indexes of its sources
     for index, source in enumerate(sources):
         place = _place(source.path) if source.path is not None else None
         if place is not None:
-            layouts.setdefault(place[0], {}).setdefault(place[1:], []).append(index)
+            folders.setdefault(place, []).append(index)
+    trees: dict[str, set[int]] = {}
+    for tree, _, local in folders:
+        trees.setdefault(tree, set()).add(local)
+    locals_seen = Counter(local for locals_of in trees.values() for local in locals_of)
+    if len(trees) < 2 or not any(count > 1 for count in locals_seen.values()):
+        return sources, []  # one node's tree (or trees that share no local rank): the path's rank stands
     out = list(sources)
-    notes: list[str] = []
     unknown: list[str] = []
-    for layout, folders in sorted(layouts.items()):
-        trees: dict[str, set[int]] = {}
-        for tree, _, local in folders:
-            trees.setdefault(tree, set()).add(local)
-        locals_seen = Counter(local for locals_of in trees.values() for local in locals_of)
-        if len(trees) < 2 or not any(count > 1 for count in locals_seen.values()):
-            continue  # one node's tree (or trees that share no local rank): the path's rank stands
-        for (tree, attempt, local), indexes in sorted(folders.items()):
-            rank = _printed_rank([sources[i] for i in indexes])
-            for i in indexes:
-                out[i] = dataclasses.replace(sources[i], rank_hint=rank)
-            if rank is None:
-                unknown.extend([f"{tree}/{attempt}/{local}"] if attempt else [sources[i].name for i in indexes])
-        notes.append(
-            f"{len(trees)} torchrun log-dir trees hold the same local ranks (one per node, or several runs): a "
-            "folder's number is its local rank, so each takes the global rank its own lines print" if not layout else
-            f"{len(trees)} folders hold files numbered alike (`{layout}`; one per node, or several runs): a file's "
-            "number is its local rank, so each takes the global rank its own lines print")
+    for (tree, attempt, local), indexes in sorted(folders.items()):
+        rank = _printed_rank([sources[i] for i in indexes])
+        for i in indexes:
+            out[i] = dataclasses.replace(sources[i], rank_hint=rank)
+        if rank is None:
+            unknown.append(f"{tree}/{attempt}/{local}")
+    notes = [f"{len(trees)} torchrun log-dir trees hold the same local ranks (one per node, or several runs): a "
+             "folder's number is its local rank, so each takes the global rank its own lines print"]
     if unknown:
         notes.append("no global rank printed in " + ", ".join(unknown[:5]) + (" …" if len(unknown) > 5 else "")
                      + ": lines there without a rank prefix have no rank")

@@ -241,26 +241,19 @@ def rank_from_path(path: str) -> int | None:
 
     The part nearest the file wins: `rank3/worker_rank5.log` is rank 5.
     """
-    place = rank_in_path(path)
-    return place[1] if place is not None else None
-
-
-def rank_in_path(path: str) -> tuple[str, int] | None:
-    """(the folder holding the part of the path that names the rank, that rank), for rank_from_path's layouts:
-    `logs/node1/rank3.log` -> (`logs/node1`, 3), `run/rank_3/out.log` -> (`run`, 3)."""
     parts = [p for p in path.replace(os.sep, "/").split("/") if p]
     if not parts:
         return None
     found = _RANK_IN_NAME.findall(parts[-1])
     if found:
-        return "/".join(parts[:-1]), int(found[-1])
+        return int(found[-1])
     for index in range(len(parts) - 2, -1, -1):
         folder = parts[index]
         whole = _RANK_FOLDER.fullmatch(folder)
         if whole:
-            return "/".join(parts[:index]), int(whole.group(1))
+            return int(whole.group(1))
         if folder.isdigit() and index > 0 and ATTEMPT_FOLDER.fullmatch(parts[index - 1]):
-            return "/".join(parts[:index]), int(folder)
+            return int(folder)
     return None
 
 

@@ -161,7 +161,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
             last_end = region.end
             for i, raw in enumerate(raws):
                 number = region.first_line + i
-                line = build_line(raw, source.name, number, base + number, source.rank_hint, year,
+                line = build_line(raw, source.name, number, base + number, source.rank_hint, year, source.time_hint,
                                   host_column=tagged)
                 year = line.year
                 key = admitted.get(i)
