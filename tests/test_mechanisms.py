@@ -2073,3 +2073,13 @@ def test_a_hang_analysis_naming_the_ranks_missing_from_a_collective_is_the_findi
     # NCCL's RAS client on a hung 32-rank job (public thread, dev56)
     root = diagnose(str(TESTS / "blind" / "dev56" / "gh-nccl-1911" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "collective-hang-report" and root.fields["op"] == "AllGather"
+
+
+def test_inputs_with_clocks_are_ordered_by_them_beside_inputs_without():
+    # torchrun --log-dir beside the job's clockless crash/rankN.traceback.txt files (real run, dev55): each rank's
+    # stdout has a timed `FATAL: uncaught ...` record; rank 1's ValueError came first by the clock, ranks 0 and 2's
+    # RuntimeErrors (a lost peer) after it, though rank 0's file comes first
+    result = diagnose(str(DEV55 / "run-r55a-torchrun-logdir-hookfile-valueerror" / "ranks"))
+    root = result.root_cause
+    assert root is not None and root.rank == 1 and "uncaught ValueError at step 3" in root.evidence.text
+    assert any("ordered by them" in note for note in result.notes)

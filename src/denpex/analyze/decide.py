@@ -362,6 +362,15 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
             known = firsts.get(cand.finding.evidence.file)
             if known is None or cand.finding.evidence.seq < known.finding.evidence.seq:
                 firsts[cand.finding.evidence.file] = cand
+        clocked = [f for f, first in firsts.items() if all(
+            c.finding.evidence.timestamp is not None for c in pool if c.finding.evidence.file == f)]
+        if len(clocked) > 1:
+            # the files whose every event has a clock are ordered by it: only their earliest event competes with
+            # the unclocked files' first ones (a job's per-rank logs beside its clockless traceback files)
+            earliest = min((firsts[f] for f in clocked), key=lambda c: c.finding.evidence.timestamp or 0.0)
+            firsts = {f: c for f, c in firsts.items() if f not in clocked or c is earliest}
+            notes.append(f"the {len(clocked)} inputs whose events carry clocks were ordered by them: their earliest "
+                         "event competed with the first events of the inputs without")
         same_event = {f: [c for c in pool if c.event == first.event] for f, first in firsts.items()}
         best = {f: max(c.priority for c in group) for f, group in same_event.items()}
         # torchelastic's --log-dir keeps each restart in attempt_<N>/: an earlier attempt came first in time
