@@ -345,7 +345,9 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
     """Earliest event first; inside it the most specific entry; then the earliest line.
 
     Across inputs (per-rank files) "earliest" needs clocks: timestamps order the events when every
-    candidate has one; otherwise the position in the input decides, and a note says so.
+    candidate has one; otherwise each input's first event competes on specificity, never on the inputs' order,
+    and a note says so; the inputs whose every event has a clock are first ordered by it, so only their earliest
+    event enters that competition.
     """
     files = {c.finding.evidence.file for c in pool}
     timed = all(c.finding.evidence.timestamp is not None for c in pool)
