@@ -242,7 +242,8 @@ class Collector:
             hits = self.matcher.match(line)
             if stated is not None:  # the exception as Python would have printed it, and the line as it stands
                 rebuilt = self.matcher.match(replace(line, text=stated, body=stated))
-                hits = rebuilt + [h for h in hits if h.entry.id not in {r.entry.id for r in rebuilt}]
+                ids = {r.entry.id for r in rebuilt}
+                hits = rebuilt + [h for h in hits if h.entry.id not in ids]
             for hit in hits:
                 if job_raised and self._role_of(hit) is Role.COLLATERAL:
                     continue  # an echo's words in an exception the job's own code raised: its own error
@@ -672,7 +673,7 @@ def _native_abort(line: Line, ring: deque[Line]) -> tuple[str, str] | None:
     """(class, message) of a C++ exception's abort report on this line: Ray's one-line form, or libstdc++'s `what():`
     line right after its `terminate called after throwing` line of the same file. Not in a record the job logged at
     INFO or DEBUG (a quote of such a report is not a crash)."""
-    if line.level in ("I", "D"):
+    if line.level in ("I", "D") or "what():" not in line.body:  # both forms print `what():`
         return None
     found = _UNHANDLED.search(line.body)
     if found is not None:

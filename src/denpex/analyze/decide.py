@@ -170,15 +170,10 @@ def _timeouts_before_losses(pool: list[Candidate]) -> list[Candidate]:
         return pool
     first_timeout = min((c.finding.evidence.timestamp for c in timeouts if c.finding.evidence.timestamp is not None),
                         default=None)
-    if first_timeout is not None and any(c.finding.evidence.timestamp is not None and _own_clock(c.finding.evidence)
+    if first_timeout is not None and any(c.finding.evidence.clocked and c.finding.evidence.timestamp is not None
                                          and c.finding.evidence.timestamp < first_timeout for c in losses):
         return pool  # the clocks say a connection was lost before any timeout fired
     return [c for c in pool if c not in losses]
-
-
-def _own_clock(evidence: Evidence) -> bool:
-    """Does the line print its own time (not one carried over from the lines before it)?"""
-    return evidence.clocked
 
 
 def _raised_handling_an_echo(cands: list[Candidate]) -> None:

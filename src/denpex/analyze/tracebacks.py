@@ -314,9 +314,7 @@ class TracebackTracker:
             message = _REPORT_MESSAGE.match(candidate)
             if message and stream.reported_class is not None:
                 candidate, stream.reported_class = f"{stream.reported_class}: {message.group('msg')}", None
-                block = self._orphan(stream, line, candidate)
-                block.stated = candidate
-                return block, Kind.EXCEPTION
+                return self._orphan(stream, line, candidate, stated=True), Kind.EXCEPTION
         if line.level is None and _ORPHAN_EXCEPTION.match(candidate):
             return self._orphan(stream, line, candidate), Kind.EXCEPTION
         if line.level in ("E", "F"):
@@ -326,9 +324,7 @@ class TracebackTracker:
             named = _NAMED_UNCAUGHT.search(candidate)
             if named:
                 stated = f"{named.group('exc')}: {named.group('rest')}"
-                block = self._orphan(stream, line, stated)
-                block.stated = stated
-                return block, Kind.EXCEPTION
+                return self._orphan(stream, line, stated, stated=True), Kind.EXCEPTION
         if line.level == "W" and _ORPHAN_EXCEPTION.match(candidate):
             # a warning record that is an exception (Dynamo's suppress_errors, a logged `except`): handled,
             # the job went on; a warning finding, not a failure
@@ -380,8 +376,9 @@ class TracebackTracker:
                 block.frames.append(f'File "{path}", line {number}, in {func}')
         return block, Kind.FRAME
 
-    def _orphan(self, stream: _Stream, line: Line, stripped: str, logged: bool = False) -> Block:
-        """An exception line with no traceback above it: a pasted excerpt, or one a log record carries."""
+    def _orphan(self, stream: _Stream, line: Line, stripped: str, logged: bool = False, stated: bool = False) -> Block:
+        """An exception line with no traceback above it: a pasted excerpt, or one a log record carries. `stated`:
+        `stripped` was rebuilt from what the line says (Block.stated), and the catalog reads it too."""
         self._next_id += 1
         block = Block(self._next_id, header=line, logged=logged, orphan=True)
         stream.block = block
@@ -394,7 +391,9 @@ class TracebackTracker:
             block.last_frame_path = lost.block.last_frame_path
             block.headless = True
             lost.state = "idle"
-        return self._exception(stream, block, line, stripped)
+        self._exception(stream, block, line, stripped)
+        block.stated = stripped if stated else None
+        return block
 
     def forget(self, file: str) -> None:
         for key in [k for k in self._streams if k[0] == file]:
