@@ -2083,3 +2083,16 @@ def test_inputs_with_clocks_are_ordered_by_them_beside_inputs_without():
     root = result.root_cause
     assert root is not None and root.rank == 1 and "uncaught ValueError at step 3" in root.evidence.text
     assert any("ordered by them" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_open_mpi_clock_before_its_tag_leaves_the_tag_and_nccls_warn_header_readable(engine: str):
+    # `mpirun --timestamp-output --tag-output` (public thread, dev55): `Fri Aug 11 12:31:45 2023[1,0]<stdout>:` then
+    # NCCL's WARN header with its source (`tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN ...`): the rank is
+    # the tag's, the clock ctime's, the host and pid NCCL's
+    head = parse("Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN "
+                 "Cuda failure 'invalid argument'")
+    assert (head.rank, head.host, head.pid, head.local_rank, head.year) == (0, "tomte401", 1850301, 0, 2023)
+    assert head.timestamp is not None and head.body.startswith("tomte401:1850301")
+    root = diagnose(str(TESTS / "blind" / "dev55" / "gh-nccl-957" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.category == "dist.nccl_error" and root.rank == 0

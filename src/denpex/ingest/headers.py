@@ -85,6 +85,13 @@ _SHIPPER_STAMP = re.compile(
 # a line-number gutter that a paste from a viewer or editor kept (`  39 [rank0]:W0103 07:39:55.109000 ...`): a
 # number and spaces, dropped only before a prefix we parse, like the shipper's clock
 _GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}" + _BEFORE_PARSED_PREFIX)
+# Open MPI's `--timestamp-output` puts ctime's clock right before its `--tag-output` tag, with no space:
+# `Fri Aug 11 12:31:45 2023[1,0]<stdout>:`; the clock is the line's, the tag is read as usual
+_CTIME_BEFORE_TAG = re.compile(
+    r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (?P<day>[ \d]\d)"
+    r" (?P<time>\d\d:\d\d:\d\d) (?P<year>\d{4}) ?(?=\[\d+,\d+\]<)"
+)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 # a bracketed task number before the line (`[3] text`): Intel MPI's and MPICH's `mpiexec -l`, and the usual
 # `sed "s/^/[$RANK] /"` of a script that starts its ranks itself; torchrun's summary records (`[1]:`) differ
@@ -131,7 +138,9 @@ _VLLM = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)"
     r" \[?(?P<where>[\w./\-]+:\d+)\]\s?"
 )
-_NCCL = re.compile(r"^(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<lrank>\d+)\] NCCL ")
+# NCCL's WARN records name their source between the device and `NCCL` (`[0] transport.cc:154 NCCL WARN`), its INFO
+# records do not
+_NCCL = re.compile(r"^(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<lrank>\d+)\] (?:[\w.]+:\d+ )?NCCL ")
 _COMPILE_ID = re.compile(r"^\[(?P<cid>!?\d+/\d+(?:/\d+)?(?:_\d+)?)\]\s?")
 # ProcessGroupNCCL's log prefix names the rank that printed it: `[PG 0 Rank 1]` (torch 2.2-2.3), `[PG ID 0 PG GUID
 # 0(default_pg) Rank 1]` (2.4+). Only the default group's rank is the job's rank; in another group (`[PG ID 2 PG GUID
@@ -326,6 +335,11 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
     if rest[:1] in " 0123456789" and (gutter := _GUTTER.match(rest)):
         rest = rest[gutter.end() :]
     if rest[:1].isdigit() and (stamp := _SHIPPER_STAMP.match(rest)) and not _PYLOG.match(rest):
+        rest = rest[stamp.end() :]
+    elif rest[:1] in "MTWFS" and (stamp := _CTIME_BEFORE_TAG.match(rest)):
+        head.year = int(stamp.group("year"))
+        head.timestamp = _month_day_time(_MONTHS.index(stamp.group("mon")) + 1, int(stamp.group("day")),
+                                         stamp.group("time"), head.year)
         rest = rest[stamp.end() :]
     if rest.startswith(">"):  # a log quoted in an e-mail or a markdown thread: `> KeyError: 'RANK'`
         quoted = _QUOTE.match(rest)
