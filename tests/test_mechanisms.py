@@ -2096,3 +2096,20 @@ def test_open_mpi_clock_before_its_tag_leaves_the_tag_and_nccls_warn_header_read
     assert head.timestamp is not None and head.body.startswith("tomte401:1850301")
     root = diagnose(str(TESTS / "blind" / "dev55" / "gh-nccl-957" / "log.txt"), engine=engine).root_cause
     assert root is not None and root.category == "dist.nccl_error" and root.rank == 0
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_runtimes_report_below_an_unexplained_exception_is_what_the_exception_was(engine: str):
+    # torch_npu on an Ascend NPU (public thread, dev58): `RuntimeError: ACL stream synchronize failed.` (no entry
+    # explains it) with CANN's report under it, `EI9999: ... hccl fftsplus task timeout occurred during task
+    # execution`: the report names what failed, a collective's timeout, so it is the finding that stands
+    result = diagnose(str(TESTS / "blind" / "dev58" / "gh-ascend-pytorch-54" / "log.txt"), engine=engine)
+    root = result.root_cause
+    assert root is not None and root.entry_id == "hccl-execution-timeout"
+    assert "task timeout occurred" in root.evidence.text
+    # the exception is still listed among the findings
+    assert any(f.evidence.text.startswith("RuntimeError: ACL stream synchronize failed") for f in result.findings)
+    # a summary quoting an exception (Ray Train's `[Rank 2 Error Snippet]:` below the worker's KeyError, dev15) is a
+    # wrapper: the exception stays the finding
+    root = diagnose(str(TESTS / "blind" / "dev15" / "run15-raytrain-raise" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.entry_id == "uncaught-user-exception" and root.rank == 2

@@ -10,6 +10,7 @@ Order of evidence (see DESIGN.md):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 
 from denpex.analyze import attempts, attribution, layers, silence
@@ -336,6 +337,19 @@ def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
     return notes
 
 
+def _explained_below(fatal: Iterable[Candidate]) -> list[Candidate]:
+    """Drop an exception no entry explains when a finding below it in the same error does: torch_npu and other
+    runtimes append their own report under the exception (`RuntimeError: ACL stream synchronize failed.`, then
+    `EI9999: ... hccl fftsplus task timeout occurred ...`); that report is what the exception was, whatever its role
+    (a timeout stays collateral to a cause elsewhere)."""
+    pool = list(fatal)
+    explained = [c for c in pool if not c.finding.generic and c.block is not None and c.finding.role is not Role.WRAPPER
+                 and not (c.entry is not None and c.entry.layer == "launcher")]  # a summary quoting it says no more
+    return [c for c in pool if not (
+        c.finding.role is Role.CAUSE and c.finding.generic and c.block is not None
+        and any(e.block is c.block and e.finding.evidence.seq > c.finding.evidence.seq for e in explained))]
+
+
 def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
     """Earliest event first; inside it the most specific entry; then the earliest line.
 
@@ -508,7 +522,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
             cands = [*cands, quiet]
     if collection.error_records and not any(c.finding.fatal and c.finding.role in _TIER for c in cands):
         cands = [*cands, *collection.error_records]  # nothing else failed: the C++ side's error records decide
-    fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
+    fatal = _explained_below(c for c in cands if c.finding.fatal and c.finding.role in _TIER)
     warnings = [c for c in cands if not c.finding.fatal and c.finding.role is Role.WARNING
                 and not (c.entry is not None and c.entry.advisory)]
     advisory = {c.finding.entry_id for c in cands if c.entry is not None and c.entry.advisory}
