@@ -401,6 +401,11 @@ FLOORS = {
     # 53/63, healthy clean 6/6); split with seed 20261258; test58 by totals only (16/28 21/28 9/14 22/28, healthy 4/4)
     "dev58": {"category": 0.65, "decisive_line": 0.80, "rank": 0.75, "verdict": 0.88},
     "test58": {"category": 0.57, "decisive_line": 0.75, "rank": 0.64, "verdict": 0.78},
+    # round 59 (45 runs: faults ordered by time, logs that lost part of what happened; 23 public threads: numerical
+    # failures): scored whole once, blind, at 33a56c4 by totals only (46/58 38/58 25/42 53/58, healthy clean 10/10);
+    # split with seed 20261259; test59 by totals only (22/28 20/28 14/21 26/28, healthy clean 5/5)
+    "dev59": {"category": 0.80, "decisive_line": 0.60, "rank": 0.52, "verdict": 0.90},
+    "test59": {"category": 0.78, "decisive_line": 0.71, "rank": 0.66, "verdict": 0.92},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -412,7 +417,7 @@ def half(request):
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
-                                    "58"])
+                                    "58", "59"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -423,7 +428,7 @@ def test_blind_split_is_intact(suffix):
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
-             "56": 10, "57": 6, "58": 32}.get(suffix, 60)
+             "56": 10, "57": 6, "58": 32, "59": 33}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -495,7 +500,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev52": 2, "test52": 1, "dev53": 5, "test53": 5,
                     "dev54": 3, "test54": 2, "dev55": 5, "test55": 6,
                     "dev56": 1, "test56": 1, "dev57": 1, "test57": 1,
-                    "dev58": 2, "test58": 4}  # 9-13, 15, 17, 18: failures
+                    "dev58": 2, "test58": 4, "dev59": 5, "test59": 5}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
