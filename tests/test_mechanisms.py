@@ -2113,3 +2113,30 @@ def test_a_runtimes_report_below_an_unexplained_exception_is_what_the_exception_
     # wrapper: the exception stays the finding
     root = diagnose(str(TESTS / "blind" / "dev15" / "run15-raytrain-raise" / "log.txt"), engine=engine).root_cause
     assert root is not None and root.entry_id == "uncaught-user-exception" and root.rank == 2
+
+
+DEV59 = TESTS / "blind" / "dev59"
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_clockless_line_of_no_rank_is_dated_by_its_files_last_clock(engine: str):
+    # two torchrun agents' consoles (real run, dev59): in node0.log, rank 1's logger.exception traceback follows its
+    # `ERROR [rank 1]` record at 15:22:34.345; its bare lines have no rank, and were dated by the file's last
+    # unranked clock, the agent's banner at 15:22:26, so rank 1's ValueError looked 7 s earlier than rank 2's
+    # KeyError (15:22:33.845, node1.log), which came first
+    root = diagnose(str(DEV59 / "run-r59a-2n-twoerr-500ms" / "ranks"), engine=engine).root_cause
+    assert root is not None and root.rank == 2 and root.evidence.text.endswith("KeyError: 'label'")
+
+
+@pytest.mark.parametrize("case", ["run-r59a-1n-logdir-twoerr-mi3", "run-r59a-2n-logdir-twoerr-glog"])
+def test_a_ranks_clockless_error_takes_the_clock_of_its_copies(case: str):
+    # torchrun --log-dir trees (real runs, dev59): each rank's stderr.log holds its traceback with no clock, its
+    # stdout.log the logger's timed record of the same error, its error.json the same error at a whole second.
+    # Rank 2's KeyError (15:29:05.443) came before rank 1's ValueError (15:29:06.043); without clocks the files'
+    # first events tied, and rank 1's folder sorts first; the whole second of an error file is refined by the
+    # finer clock of a copy it holds
+    for engine in ("auto", "lines"):
+        result = diagnose(str(DEV59 / case / "ranks"), engine=engine)
+        root = result.root_cause
+        assert root is not None and root.rank == 2 and root.evidence.text.endswith("KeyError: 'label'"), engine
+        assert root.evidence.timestamp is not None and not root.evidence.timestamp.is_integer()

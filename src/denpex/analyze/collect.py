@@ -156,6 +156,7 @@ class Collector:
         self._kept_count: dict[tuple[str, int | None, Role], int] = self.result.counts
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
+        self._last_time_in_file: dict[str, float] = {}
         self._entry_count: dict[str, int] = {}
         self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
         self.rank_tracker = RankTracker(self.result.progress)
@@ -565,8 +566,12 @@ class Collector:
             first.finding.count = count
             if count > KEEP_PER_KEY:
                 return
-        # lines inside a traceback carry no timestamp: use the last one this stream printed
-        when = line.timestamp if line.timestamp is not None else self._last_time.get((line.file, line.rank))
+        # lines inside a traceback carry no timestamp: use the last one this stream printed; a line of no rank may be
+        # any process's (a traceback under another process's timed record), so the last time of its file, which it
+        # was written after, not that of the file's last unranked clock (often the launcher's banner at the start)
+        when = line.timestamp if line.timestamp is not None else (
+            self._last_time_in_file.get(line.file) if line.rank is None
+            else self._last_time.get((line.file, line.rank)))
         evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq, clocked=line.timestamp is not None)
         per_entry = self._entry_count[entry_id] = self._entry_count.get(entry_id, 0) + 1
         # echoes (collateral on 1,000 ranks) need context only for their first few copies: bounded memory
@@ -627,6 +632,7 @@ class Collector:
     def _track_rank(self, line: Line) -> None:
         if line.timestamp is not None:
             self._last_time[(line.file, line.rank)] = line.timestamp
+            self._last_time_in_file[line.file] = line.timestamp
         self.rank_tracker.feed(line)
 
 

@@ -337,6 +337,31 @@ def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
     return notes
 
 
+def _clocks_from_copies(cands: list[Candidate]) -> None:
+    """A rank's error printed with no clock (its stderr's traceback) takes the clock of a copy of the same error
+    printed with one: its logger's record of it, or its torchelastic error file (same rank, entry, text and restart
+    attempt; never marked as the line's own). A clock with a fraction of a second comes first, and it also refines a
+    copy's whole second that holds it: an error file's time is cut to the second, which would date the error up to
+    a second early against another rank's finer clock."""
+    groups: dict[tuple[object, ...], list[Candidate]] = {}
+    for cand in cands:
+        ev = cand.finding.evidence
+        if cand.finding.fatal and ev.rank is not None:
+            key = (cand.finding.entry_id, ev.rank, cand.finding.role, parse(ev.text).body.strip(),
+                   attempts.file_attempt(ev.file))
+            groups.setdefault(key, []).append(cand)
+    for group in groups.values():
+        clocks = [c.finding.evidence.timestamp for c in group if c.finding.evidence.timestamp is not None]
+        if not clocks:
+            continue
+        fine = [t for t in clocks if not t.is_integer()]
+        best = min(fine or clocks)
+        for cand in group:
+            ev = cand.finding.evidence
+            if ev.timestamp is None or (fine and ev.timestamp.is_integer() and ev.timestamp <= best < ev.timestamp + 1):
+                ev.timestamp = best
+
+
 def _explained_below(fatal: Iterable[Candidate]) -> list[Candidate]:
     """Drop an exception no entry explains when a finding below it in the same error does: torch_npu and other
     runtimes append their own report under the exception (`RuntimeError: ACL stream synchronize failed.`, then
@@ -511,6 +536,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         if cand.event in collection.ignored_events and cand.finding.fatal:
             _survived(cand, "Python printed it as an exception it ignored (`Exception ignored in ...`: a destructor, "
                             "an atexit callback): the program went on")
+    _clocks_from_copies(cands)
     _echoes(cands, collection)  # after the errors the job lived through stopped being fatal: no echo of those
     _waited_on_the_dead(cands)
     _raised_handling_an_echo(cands)  # after the waits on the dead became echoes
