@@ -2140,3 +2140,30 @@ def test_a_ranks_clockless_error_takes_the_clock_of_its_copies(case: str):
         root = result.root_cause
         assert root is not None and root.rank == 2 and root.evidence.text.endswith("KeyError: 'label'"), engine
         assert root.evidence.timestamp is not None and not root.evidence.timestamp.is_integer()
+
+
+FIXTURES = TESTS / "fixtures" / "mechanisms"
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_traceback_chained_under_an_exception_is_not_its_message(engine: str):
+    # a real 2-rank gloo job (fixtures/mechanisms/chained_handler.py): rank 0's ValueError, then, handling it, a
+    # barrier whose peer is gone (`During handling of the above exception ...`, `Connection closed by peer`): the
+    # lost connection is a later failure of the handler, not what the ValueError was
+    root = diagnose(str(FIXTURES / "chained_handler.log"), engine=engine).root_cause
+    assert root is not None and root.entry_id == "uncaught-user-exception"
+    assert root.evidence.text.startswith("ValueError: invalid literal for int()")
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_anomaly_modes_warning_is_left_behind_when_the_job_trains_on(engine: str):
+    # a real loop under detect_anomaly that skips the batch whose backward returned NaN (fixtures/mechanisms/
+    # anomaly_skipped.py): the forward-trace warning stands for an error the job caught; steps 3-4 and the end of
+    # training follow, so the run did not die of it
+    result = diagnose(str(FIXTURES / "anomaly_skipped.log"), engine=engine)
+    assert result.verdict is Verdict.WARNING
+    warned = {f.entry_id for f in result.findings if not f.fatal}
+    assert {"anomaly-mode-forward-trace", "non-finite-values"} <= warned
+    # cut before the error, the same warning is the failure it stands for (public thread, dev59)
+    root = diagnose(str(TESTS / "blind" / "dev59" / "gh-nerf2mesh-69" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.entry_id == "anomaly-mode-forward-trace" and root.fatal

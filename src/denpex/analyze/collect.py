@@ -20,6 +20,7 @@ from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
 from denpex.model import Evidence, Finding, Line, RankState, Role
 from denpex.scan.engine import Hit, matcher_for
+from denpex.scan.regions import MIN_BEFORE
 from denpex.scan.world_size import larger
 
 KEEP_PER_KEY = 3  # occurrences kept in full per (entry, rank); later ones are only counted
@@ -120,6 +121,8 @@ class Candidate:
     steps_before: int = -1  # the highest training step its stream had logged before it
     tag_rank: TagRank | None = None  # a rankless line's rank, from the ranked lines of its launcher tag before it
     slot: int | None = None  # its rank is only a launcher's number for the process (analyze.slots)
+    # the line of the exception whose message it is in (its block's exception when it was read), else None
+    under_exception: int | None = None
 
 
 @dataclass
@@ -156,7 +159,7 @@ class Collector:
         self._kept_count: dict[tuple[str, int | None, Role], int] = self.result.counts
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
-        self._last_time_in_file: dict[str, float] = {}
+        self._last_time_in_file: dict[str, tuple[float, int]] = {}  # (clock, line number)
         self._entry_count: dict[str, int] = {}
         self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
         self.rank_tracker = RankTracker(self.result.progress)
@@ -566,12 +569,10 @@ class Collector:
             first.finding.count = count
             if count > KEEP_PER_KEY:
                 return
-        # lines inside a traceback carry no timestamp: use the last one this stream printed; a line of no rank may be
-        # any process's (a traceback under another process's timed record), so the last time of its file, which it
-        # was written after, not that of the file's last unranked clock (often the launcher's banner at the start)
-        when = line.timestamp if line.timestamp is not None else (
-            self._last_time_in_file.get(line.file) if line.rank is None
-            else self._last_time.get((line.file, line.rank)))
+        # lines inside a traceback carry no timestamp: use the last one this stream printed
+        when = line.timestamp if line.timestamp is not None else self._last_time.get((line.file, line.rank))
+        if line.timestamp is None and line.rank is None:
+            when = self._file_clock(line, when)
         evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq, clocked=line.timestamp is not None)
         per_entry = self._entry_count[entry_id] = self._entry_count.get(entry_id, 0) + 1
         # echoes (collateral on 1,000 ranks) need context only for their first few copies: bounded memory
@@ -609,6 +610,8 @@ class Collector:
         candidate = Candidate(finding, entry, event, priority, block, after, steps_before=candidate_steps)
         candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
         candidate.slot = slot if slot is not None and rank == slot else None
+        if block is not None and block.exception is not None and block.exception.seq < line.seq:
+            candidate.under_exception = block.exception.seq
         if rank is None:
             candidate.tag_rank = tag_rank(line, list(ring)[-TAG_REACH:])
         if first is None:
@@ -617,6 +620,16 @@ class Collector:
         (self.result.candidates if into is None else into).append(candidate)
         if after:
             self._pending_after.append(candidate)
+
+    def _file_clock(self, line: Line, own: float | None) -> float | None:
+        """A line of no rank may be any process's (a traceback under another process's timed record): it was written
+        after its file's last clock, which dates it better than the file's last unranked clock (often a launcher's
+        banner at the start). Only a clock the fast path frames too: at most MIN_BEFORE lines before the line
+        (scan.regions frames that many before every candidate)."""
+        last = self._last_time_in_file.get(line.file)
+        if last is None or last[1] < line.number - MIN_BEFORE:
+            return own
+        return last[0]
 
     def _extend_after(self, line: Line) -> None:
         still: list[Candidate] = []
@@ -632,7 +645,7 @@ class Collector:
     def _track_rank(self, line: Line) -> None:
         if line.timestamp is not None:
             self._last_time[(line.file, line.rank)] = line.timestamp
-            self._last_time_in_file[line.file] = line.timestamp
+            self._last_time_in_file[line.file] = (line.timestamp, line.number)
         self.rank_tracker.feed(line)
 
 

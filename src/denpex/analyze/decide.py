@@ -9,6 +9,7 @@ Order of evidence (see DESIGN.md):
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import replace
@@ -238,7 +239,10 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
     fatal = [c for c in cands if c.finding.fatal and c.finding.role in _TIER]
     for cand in fatal:
         finding = cand.finding
-        if finding.role is not Role.CAUSE or cand.block is None:
+        # a traceback's cause, or a printed warning standing for an error that follows it (anomaly mode's forward
+        # trace): a job that caught that error and trained on leaves the warning behind
+        if not (finding.role is Role.CAUSE and cand.block is not None
+                or finding.role is Role.SYMPTOM and "Warning: " in finding.evidence.text):
             continue
         if _died_of_it(cand, collection):
             continue
@@ -338,41 +342,47 @@ def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
 
 
 def _clocks_from_copies(cands: list[Candidate]) -> None:
-    """A rank's error printed with no clock (its stderr's traceback) takes the clock of a copy of the same error
-    printed with one: its logger's record of it, or its torchelastic error file (same rank, entry, text and restart
-    attempt; never marked as the line's own). A clock with a fraction of a second comes first, and it also refines a
-    copy's whole second that holds it: an error file's time is cut to the second, which would date the error up to
-    a second early against another rank's finer clock."""
+    """A rank's error printed in several files of its folder (stderr's traceback, the logger's record of it in
+    stdout, its torchelastic error file; same rank, entry, text and restart attempt) is dated once for all of them.
+    A line's own clock with a fraction of a second says when; else every time at hand is a bound the error came
+    after (a line inherits its stream's last clock; an error file's time is cut to the second), so the latest of
+    them is the closest."""
     groups: dict[tuple[object, ...], list[Candidate]] = {}
     for cand in cands:
         ev = cand.finding.evidence
         if cand.finding.fatal and ev.rank is not None:
             key = (cand.finding.entry_id, ev.rank, cand.finding.role, parse(ev.text).body.strip(),
-                   attempts.file_attempt(ev.file))
+                   attempts.file_attempt(ev.file), posixpath.dirname(ev.file))
             groups.setdefault(key, []).append(cand)
     for group in groups.values():
-        clocks = [c.finding.evidence.timestamp for c in group if c.finding.evidence.timestamp is not None]
-        if not clocks:
+        if len({c.finding.evidence.file for c in group}) < 2:
             continue
-        fine = [t for t in clocks if not t.is_integer()]
-        best = min(fine or clocks)
+        bounds = [c.finding.evidence.timestamp for c in group if c.finding.evidence.timestamp is not None]
+        exact = [t for c in group if _own_fine_clock(c.finding.evidence) and (t := c.finding.evidence.timestamp)]
+        if not bounds:
+            continue
+        when = min(exact) if exact else max(bounds)
         for cand in group:
-            ev = cand.finding.evidence
-            if ev.timestamp is None or (fine and ev.timestamp.is_integer() and ev.timestamp <= best < ev.timestamp + 1):
-                ev.timestamp = best
+            if not _own_fine_clock(cand.finding.evidence):
+                cand.finding.evidence.timestamp = when
+
+
+def _own_fine_clock(ev: Evidence) -> bool:
+    """The line printed its own clock, finer than a whole second."""
+    return ev.clocked and ev.timestamp is not None and not ev.timestamp.is_integer()
 
 
 def _explained_below(fatal: Iterable[Candidate]) -> list[Candidate]:
-    """Drop an exception no entry explains when a finding below it in the same error does: torch_npu and other
-    runtimes append their own report under the exception (`RuntimeError: ACL stream synchronize failed.`, then
+    """Drop an exception no entry explains when a finding in its own message lines does: torch_npu and other
+    runtimes append their report under the exception (`RuntimeError: ACL stream synchronize failed.`, then
     `EI9999: ... hccl fftsplus task timeout occurred ...`); that report is what the exception was, whatever its role
-    (a timeout stays collateral to a cause elsewhere)."""
+    (a timeout stays collateral to a cause elsewhere). Below means in that exception's message, not in a traceback
+    chained after it (`During handling of the above exception ...`), nor a summary quoting it."""
     pool = list(fatal)
-    explained = [c for c in pool if not c.finding.generic and c.block is not None and c.finding.role is not Role.WRAPPER
-                 and not (c.entry is not None and c.entry.layer == "launcher")]  # a summary quoting it says no more
-    return [c for c in pool if not (
-        c.finding.role is Role.CAUSE and c.finding.generic and c.block is not None
-        and any(e.block is c.block and e.finding.evidence.seq > c.finding.evidence.seq for e in explained))]
+    explained = {c.under_exception for c in pool if not c.finding.generic and c.under_exception is not None
+                 and c.finding.role is not Role.WRAPPER and not (c.entry is not None and c.entry.layer == "launcher")}
+    return [c for c in pool if not (c.finding.role is Role.CAUSE and c.finding.generic
+                                    and c.finding.evidence.seq in explained)]
 
 
 def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:

@@ -48,6 +48,8 @@ _LAUNCHER = re.compile(
     )""",
     re.VERBOSE,
 )
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTH = "(?:" + "|".join(_MONTHS) + ")"
 # the columns a log collector writes before each line a process printed (not the job's own words): Kubernetes'
 # CRI files under /var/log/pods (`2026-12-06T23:14:05.123456789Z stderr F `), journald and syslog (`journalctl`'s
 # `Dec 06 23:14:05 node-b python[27198]: ` and `-o short-iso`'s `2026-12-06T23:14:05+0000 node-b python[27198]: `;
@@ -56,11 +58,11 @@ _COLLECTOR = re.compile(
     r"""^(?:
         \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\ (?:stdout|stderr)\ [FP][ ]
       | (?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?
-           |(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\ [\ \d]\d\ \d\d:\d\d:\d\d(?:\.\d{1,6})?)
+           |MONTH\ [\ \d]\d\ \d\d:\d\d:\d\d(?:\.\d{1,6})?)
         \ (?!(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)(?P<syshost>[A-Za-z0-9][\w.\-]*)
         \ [A-Za-z_.\-][\w.\-/@]*(?:\[\d+\])?:[ ]
       | \[pod/[\w.\-]+/[\w.\-]+\][ ]
-    )""",
+    )""".replace("MONTH", _MONTH),
     re.VERBOSE,
 )
 _COLLECTOR_FIRST = frozenset("0123456789JFMASOND[")  # how those columns can start: most lines spare the match
@@ -88,10 +90,9 @@ _GUTTER = re.compile(r"^ {0,6}\d{1,7} {1,4}" + _BEFORE_PARSED_PREFIX)
 # Open MPI's `--timestamp-output` puts ctime's clock right before its `--tag-output` tag, with no space:
 # `Fri Aug 11 12:31:45 2023[1,0]<stdout>:`; the clock is the line's, the tag is read as usual
 _CTIME_BEFORE_TAG = re.compile(
-    r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (?P<day>[ \d]\d)"
+    r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>" + _MONTH + r") (?P<day>[ \d]\d)"
     r" (?P<time>\d\d:\d\d:\d\d) (?P<year>\d{4}) ?(?=\[\d+,\d+\]<)"
 )
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _SRUN_LABEL = re.compile(r"^(?P<rank>\d{1,5}): ")  # srun --label pads with zeros: "03: "
 # a bracketed task number before the line (`[3] text`): Intel MPI's and MPICH's `mpiexec -l`, and the usual
 # `sed "s/^/[$RANK] /"` of a script that starts its ranks itself; torchrun's summary records (`[1]:`) differ
@@ -140,7 +141,7 @@ _VLLM = re.compile(
 )
 # NCCL's WARN records name their source between the device and `NCCL` (`[0] transport.cc:154 NCCL WARN`), its INFO
 # records do not
-_NCCL = re.compile(r"^(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<lrank>\d+)\] (?:[\w.]+:\d+ )?NCCL ")
+_NCCL = re.compile(r"^(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<lrank>\d+)\] (?:[\w./\-]+:\d+ )?NCCL ")
 _COMPILE_ID = re.compile(r"^\[(?P<cid>!?\d+/\d+(?:/\d+)?(?:_\d+)?)\]\s?")
 # ProcessGroupNCCL's log prefix names the rank that printed it: `[PG 0 Rank 1]` (torch 2.2-2.3), `[PG ID 0 PG GUID
 # 0(default_pg) Rank 1]` (2.4+). Only the default group's rank is the job's rank; in another group (`[PG ID 2 PG GUID
