@@ -2167,3 +2167,12 @@ def test_anomaly_modes_warning_is_left_behind_when_the_job_trains_on(engine: str
     # cut before the error, the same warning is the failure it stands for (public thread, dev59)
     root = diagnose(str(TESTS / "blind" / "dev59" / "gh-nerf2mesh-69" / "log.txt"), engine=engine).root_cause
     assert root is not None and root.entry_id == "anomaly-mode-forward-trace" and root.fatal
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_restarted_attempt_reading_the_checkpoint_the_crash_cut_short_echoes_the_crash(engine: str):
+    # torchrun --max-restarts with --tee (real run, dev48): attempt 0's torch.save fails half-way on rank 2
+    # (TypeError: cannot pickle 'generator'), leaving a truncated shard; attempts 1 and 2 fail to read it
+    # (PytorchStreamReader ...): the first attempt's error began it
+    root = diagnose(str(TESTS / "blind" / "dev48" / "run48a-halfckpt-raise-tee" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.rank == 2 and "cannot pickle 'generator' object" in root.evidence.text

@@ -22,6 +22,8 @@ _ATTEMPT_DIR = re.compile(r"[/\\]attempt_(\d+)[/\\]")
 _AGENT_FAILED = "failed (exitcode: "
 # failures a restarted attempt gets from the restart itself, not from a cause of its own
 _WAITING = ("dist.peer_or_store_failure", "dist.collective_timeout")
+# or from what the earlier attempt's crash left behind: a checkpoint it was writing, cut short
+_LEFT_BY_THE_CRASH = ("checkpoint-archive-unreadable",)
 _DIGITS = re.compile(r"\d+")
 
 
@@ -71,7 +73,7 @@ def earlier_attempts(cands: list[Candidate]) -> tuple[list[Candidate], str | Non
     if last == 0:
         return [], None
     own = [c for c in cands if attempt[id(c)] == last and _own_line(c) and c.finding.role is Role.CAUSE
-           and c.finding.category not in _WAITING]
+           and c.finding.category not in _WAITING and c.finding.entry_id not in _LEFT_BY_THE_CRASH]
     if not own:
         return [], None  # the last attempt only failed to come back: the first attempt's cause decides
     earlier = [c for c in cands if attempt[id(c)] < last and c.finding.fatal]
@@ -82,6 +84,16 @@ def earlier_attempts(cands: list[Candidate]) -> tuple[list[Candidate], str | Non
     note = (f"torchelastic restarted the job {last} time(s); its last attempt failed of its own cause ({where}), "
             "which is the diagnosis; the earlier attempts' failures are listed as lived through")
     return earlier, note
+
+
+def left_by_the_crash(cands: list[Candidate]) -> list[Candidate]:
+    """Findings of a restarted attempt (not the first) that read what an earlier attempt's crash left behind (a
+    checkpoint cut short while it was written): echoes of that crash, not causes of their own."""
+    console = _console_attempts(cands)
+    attempt = {id(c): max(file_attempt(c.finding.evidence.file), console[id(c)]) for c in cands}
+    if not any(attempt[id(c)] == 0 and c.finding.fatal and c.finding.role is Role.CAUSE for c in cands):
+        return []
+    return [c for c in cands if attempt[id(c)] > 0 and c.finding.entry_id in _LEFT_BY_THE_CRASH]
 
 
 def recovered(cands: list[Candidate], progress: StreamProgress) -> tuple[list[Candidate], str | None]:

@@ -328,6 +328,9 @@ def _survived(cand: Candidate, reason: str) -> None:
 def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
     """torchelastic restarts (analyze.attempts): the attempts that do not decide are lived through; notes."""
     notes: list[str] = []
+    for cand in attempts.left_by_the_crash(cands):
+        cand.finding.role = Role.COLLATERAL
+        cand.finding.reason = "a restarted attempt read what the earlier attempt's crash left behind"
     restarted, restart_note = attempts.earlier_attempts(cands)
     for cand in restarted:
         _survived(cand, "an earlier attempt: torchelastic restarted the workers, and the last attempt failed of "
