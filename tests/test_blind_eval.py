@@ -406,6 +406,11 @@ FLOORS = {
     # split with seed 20261259; test59 by totals only (22/28 20/28 14/21 26/28, healthy clean 5/5)
     "dev59": {"category": 0.80, "decisive_line": 0.60, "rank": 0.52, "verdict": 0.90},
     "test59": {"category": 0.78, "decisive_line": 0.71, "rank": 0.66, "verdict": 0.92},
+    # round 60 (18 runs: mmengine and HF Trainer log formats; 33 public threads: Kubernetes and cloud batch jobs, 3-D
+    # parallel training): scored whole once, blind, at 5d7d80f by totals only (40/45 39/45 21/28 39/45, healthy clean
+    # 6/6); split with seed 20261260; test60 by totals only (20/23 20/23 10/13 20/23, healthy clean 3/3)
+    "dev60": {"category": 0.90, "decisive_line": 0.86, "rank": 0.73, "verdict": 0.86},
+    "test60": {"category": 0.86, "decisive_line": 0.86, "rank": 0.76, "verdict": 0.86},
     # round 61 (33 public threads: models failing where they are served or deployed; FSDP/FSDP2 failures): scored
     # whole once, blind, at f9ef2d7 by totals only (23/29 24/29 9/9 23/29, healthy clean 4/4); split with seed
     # 20261261; test61 by totals only (11/14 11/14 4/4 10/14, healthy clean 2/2)
@@ -422,7 +427,7 @@ def half(request):
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
-                                    "58", "59", "61"])
+                                    "58", "59", "60", "61"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -433,7 +438,7 @@ def test_blind_split_is_intact(suffix):
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
-             "56": 10, "57": 6, "58": 32, "59": 33, "61": 16}.get(suffix, 60)
+             "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -506,7 +511,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev54": 3, "test54": 2, "dev55": 5, "test55": 6,
                     "dev56": 1, "test56": 1, "dev57": 1, "test57": 1,
                     "dev58": 2, "test58": 4, "dev59": 5, "test59": 5,
-                    "dev61": 2, "test61": 2}  # 9-13, 15, 17, 18: failures
+                    "dev60": 3, "test60": 3, "dev61": 2, "test61": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
