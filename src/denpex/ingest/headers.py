@@ -443,7 +443,9 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         md = found.group("md")
         head.timestamp = _month_day_time(int(md[:2]), int(md[3:]), found.group("time"), year)
         rest = rest[found.end() :]
-    elif found := _NCCL.match(rest):
+    # NCCL's own header, also after a clock a logger or shipper put first (`[2025-06-06 09:52:01] host:15016:15201 [1]
+    # misc/shmutils.cc:87 NCCL WARN ...`)
+    if head.pid is None and rest[:1].isalnum() and (found := _NCCL.match(rest)):
         head.host = found.group("host")
         head.pid = int(found.group("pid"))
         head.local_rank = int(found.group("lrank"))  # NCCL's [N] is the local device: not a global rank
