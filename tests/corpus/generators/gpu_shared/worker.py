@@ -71,6 +71,16 @@ Added for round 53:
                 memory than the SM has
   cublas-thread the bad rank fills the GPU's free memory with a prefetch cache, then scores a batch in a new thread
                 (a new cuBLAS handle and workspace), expecting cuBLAS to fail to allocate; it did not (healthy)
+Added for round 58:
+  recompile-limit the bad rank compiles its eval metric with dynamic=False, a recompile limit of 2 and
+                fail_on_recompile_limit_hit, and feeds it a batch of a new length each step
+  flex-mask     the bad rank runs a compiled flex_attention probe with a block mask built for 128 tokens on 256
+  anomaly-nan   the bad rank trains under detect_anomaly with a weight-norm regulariser that takes the square root of
+                negative numbers: the backward returns NaN
+  scaler-bf16   the bad rank steps a bf16 adapter through torch.amp.GradScaler
+  ckpt-recompute the bad rank's activation-checkpointed block slices its input differently on recomputation
+  assert-async  every rank checks its loss on the GPU with torch._assert_async(isfinite); the bad rank's head bias
+                was loaded with an inf
 """
 from __future__ import annotations
 
@@ -91,7 +101,8 @@ SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", 
              "device-mismatch", "oom-backward-big", "triton-stages", "compiled-assert", "autotune-ok",
              "alloc-conf", "no-gpu", "mem-fraction", "sdpa-flash", "graph-capture", "nccl-ok", "nccl-oom",
              "nccl-shared", "gpu-spin", "event-timing", "oom-grow", "inductor-ima", "oom-optimizer",
-             "cg-dynamic-ok", "deterministic", "fork-cuda", "autotune-fail", "cublas-thread", "deterministic-op"]
+             "cg-dynamic-ok", "deterministic", "fork-cuda", "autotune-fail", "cublas-thread", "deterministic-op",
+             "recompile-limit", "flex-mask", "anomaly-nan", "scaler-bf16", "ckpt-recompute", "assert-async"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -284,6 +295,46 @@ def time_matmuls(dev: torch.device) -> float:
     return start.elapsed_time(end)
 
 
+def compiled_metric():
+    """An eval metric compiled for static shapes with a low recompile limit that fails instead of falling back."""
+    import torch._dynamo.config as dynamo_config
+
+    dynamo_config.recompile_limit = 2
+    dynamo_config.fail_on_recompile_limit_hit = True
+    return torch.compile(lambda x: (x.softmax(-1) * x).sum(-1).mean(), dynamic=False)
+
+
+def flex_probe(dev: torch.device) -> None:
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    mask = create_block_mask(lambda b, h, q, kv: q >= kv, 1, 1, 128, 128, device=dev)
+    q = torch.randn(2, 4, 256, 64, device=dev)
+    torch.compile(flex_attention)(q, q, q, block_mask=mask)
+
+
+def scaled_bf16_step(dev: torch.device) -> None:
+    adapter = nn.Parameter(torch.randn(4096, device=dev, dtype=torch.bfloat16))
+    opt = torch.optim.SGD([adapter], lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    scaler.scale(adapter.float().square().mean()).backward()
+    scaler.step(opt)
+    scaler.update()
+
+
+def checkpointed_block(dev: torch.device) -> None:
+    from torch.utils.checkpoint import checkpoint
+
+    calls = [0]
+
+    def block(x: torch.Tensor) -> torch.Tensor:
+        calls[0] += 1
+        width = 128 if calls[0] == 1 else 96  # a data-dependent crop that differs on recomputation
+        return torch.relu(x[:, :width] @ torch.ones(width, 64, device=x.device))
+
+    x = torch.randn(32, 256, device=dev, requires_grad=True)
+    checkpoint(block, x, use_reentrant=False).sum().backward()
+
+
 def train(rank: int, world: int, a: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s [rank{rank}] %(name)s: %(message)s",
                         force=True)
@@ -320,6 +371,7 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
     clamp_ = torch.compile(lambda g: g.clamp_(-1.0, 1.0), mode="reduce-overhead")
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     gen = torch.Generator(device="cpu").manual_seed(rank)
+    metric = None
     for step in range(1, a.steps + 1):
         seq = SEQ + 16 if a.scenario == "ok-compiled" and step >= 5 else SEQ
         tokens = torch.randint(0, VOCAB, (BATCH, seq + 1), generator=gen)
@@ -414,9 +466,29 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
                 torch.optim.AdamW([adapter], lr=1e-3).step()
             elif a.scenario == "device-mismatch":
                 logits = step_fn(tokens[:, :-1])
+            elif a.scenario == "flex-mask":
+                log.info("running the sparse attention probe")
+                flex_probe(dev)
+            elif a.scenario == "scaler-bf16":
+                log.info("stepping the bf16 adapter with loss scaling")
+                scaled_bf16_step(dev)
+            elif a.scenario == "ckpt-recompute":
+                log.info("checkpointed feature block")
+                checkpointed_block(dev)
+            elif a.scenario == "assert-async":
+                with torch.no_grad():
+                    model.head.bias[7] = float("inf")  # a corrupted shard of the checkpoint
+        if fault and a.scenario == "recompile-limit" and step >= 2:
+            metric = metric or compiled_metric()
+            log.info("eval metric %.4f", metric(torch.randn(4 + step, DIM, device=dev)).item())
         tokens = tokens.to(dev)
         logits = step_fn(tokens[:, :-1])
         loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), tokens[:, 1:].reshape(-1))
+        if fault and a.scenario == "anomaly-nan" and step >= a.fault_step:
+            torch.autograd.set_detect_anomaly(True)
+            loss = loss + 1e-4 * torch.sqrt(model.head.weight - 1.0).mean()  # weight-norm regulariser
+        if a.scenario == "assert-async":
+            torch._assert_async(torch.isfinite(loss))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
