@@ -2176,3 +2176,14 @@ def test_a_restarted_attempt_reading_the_checkpoint_the_crash_cut_short_echoes_t
     # (PytorchStreamReader ...): the first attempt's error began it
     root = diagnose(str(TESTS / "blind" / "dev48" / "run48a-halfckpt-raise-tee" / "log.txt"), engine=engine).root_cause
     assert root is not None and root.rank == 2 and "cannot pickle 'generator' object" in root.evidence.text
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_launcher_tagged_processs_lines_are_its_own_stream_through_interleaving(engine: str):
+    # vLLM's multiprocess workers (public thread, dev62): `(VllmWorkerProcess pid=3985) ERROR ... :226]` prefixes
+    # every line of the exception pid 3985 logs, starting at its exception line (an excerpt), and pid 3984's
+    # traceback interleaves with it: NCCL's `Last error:` detail two lines on is still pid 3985's message, and the
+    # most specific finding of that one error
+    root = diagnose(str(TESTS / "blind" / "dev62" / "gh-wsl-12467" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.entry_id == "nccl-shm-segment-failed"
+    assert "most specific of" in root.reason

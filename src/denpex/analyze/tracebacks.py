@@ -158,7 +158,11 @@ class TracebackTracker:
 
     def feed(self, line: Line) -> tuple[Block | None, Kind]:
         key = (line.file, line.rank)
-        if line.rank is None:
+        if line.rank is None and line.pid is not None and line.text.startswith("(") and "pid=" in line.text[:80]:
+            # a process a launcher tags on every line (Ray's and vLLM's `(Worker pid=3985) `): its lines are its
+            # own stream, whatever another process's tagged lines interleave with them
+            key = (f"{line.file}\0pid={line.pid}", None)
+        elif line.rank is None:
             # a record whose logger prefixes its first line only (SGLang's `[... TP7] Scheduler hit an exception:
             # Traceback ...`, `logger.exception` under a rank-tagged format): its bare lines right after go on
             # with that rank's traceback, not a headless one of no rank
@@ -274,8 +278,13 @@ class TracebackTracker:
             block.wrapped_by_backend = True
             return self._exception(stream, block, line, stripped), Kind.EXCEPTION
         elif stream.state == "message" and block is not None:
+            # an orphan's message (an excerpt starting at the exception line) goes on only over lines of the same
+            # record: unleveled ones, or ones the same logger call prefixed alike (vLLM's `ERROR ... file.py:226]`
+            # on every line of the exception it logs)
+            same_record = line.level == block.header.level and line.origin is not None \
+                and line.origin == block.header.origin
             ends = (line.level is not None and line.level != block.header.level) or (
-                block.orphan and (not stripped or line.level is not None)
+                block.orphan and (not stripped or line.level is not None and not same_record)
             )
             if not ends and block.message_lines < _MAX_MESSAGE_LINES:
                 if is_frame or echo:
@@ -396,7 +405,7 @@ class TracebackTracker:
         return block
 
     def forget(self, file: str) -> None:
-        for key in [k for k in self._streams if k[0] == file]:
+        for key in [k for k in self._streams if k[0] == file or k[0].startswith(f"{file}\0")]:
             del self._streams[key]
 
     def _header(self, stream: _Stream, line: Line) -> Block:
