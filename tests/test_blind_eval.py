@@ -421,6 +421,11 @@ FLOORS = {
     # with seed 20261262; test62 by totals only (17/22 18/22 7/8 21/22, healthy clean 4/4)
     "dev62": {"category": 0.86, "decisive_line": 0.82, "rank": 1.00, "verdict": 0.95},
     "test62": {"category": 0.77, "decisive_line": 0.81, "rank": 0.87, "verdict": 0.95},
+    # round 63 (29 public threads: DeepSpeed ZeRO failures, multi-node rendezvous and store failures): scored whole
+    # once, blind, at 49f97ff by totals only (22/24 22/24 5/8 23/24, healthy clean 5/5); split with seed 20261263;
+    # test63 by totals only (11/11 10/11 2/4 11/11, healthy clean 2/2)
+    "dev63": {"category": 0.84, "decisive_line": 0.92, "rank": 0.75, "verdict": 0.92},
+    "test63": {"category": 1.00, "decisive_line": 0.90, "rank": 0.50, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -432,7 +437,7 @@ def half(request):
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
-                                    "58", "59", "60", "61", "62"])
+                                    "58", "59", "60", "61", "62", "63"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -443,7 +448,7 @@ def test_blind_split_is_intact(suffix):
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
-             "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26}.get(suffix, 60)
+             "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26, "63": 13}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -517,7 +522,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev56": 1, "test56": 1, "dev57": 1, "test57": 1,
                     "dev58": 2, "test58": 4, "dev59": 5, "test59": 5,
                     "dev60": 3, "test60": 3, "dev61": 2, "test61": 2,
-                    "dev62": 3, "test62": 4}  # 9-13, 15, 17, 18: failures
+                    "dev62": 3, "test62": 4, "dev63": 3, "test63": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
