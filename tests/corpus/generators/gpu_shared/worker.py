@@ -81,6 +81,11 @@ Added for round 58:
   ckpt-recompute the bad rank's activation-checkpointed block slices its input differently on recomputation
   assert-async  every rank checks its loss on the GPU with torch._assert_async(isfinite); the bad rank's head bias
                 was loaded with an inf
+Added for round 64:
+  clip-nonfinite every rank clips its gradients with error_if_nonfinite=True; the bad rank's loss is scaled by inf
+  sdpa-mask     the bad rank runs SDPA with an integer (int64) padding mask
+  gather-oob    the bad rank gathers label scores with indices one past the vocabulary: a device-side assert
+  int-matmul    the bad rank multiplies its int64 token-count matrix with torch.mm on the GPU
 """
 from __future__ import annotations
 
@@ -102,7 +107,8 @@ SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", 
              "alloc-conf", "no-gpu", "mem-fraction", "sdpa-flash", "graph-capture", "nccl-ok", "nccl-oom",
              "nccl-shared", "gpu-spin", "event-timing", "oom-grow", "inductor-ima", "oom-optimizer",
              "cg-dynamic-ok", "deterministic", "fork-cuda", "autotune-fail", "cublas-thread", "deterministic-op",
-             "recompile-limit", "flex-mask", "anomaly-nan", "scaler-bf16", "ckpt-recompute", "assert-async"]
+             "recompile-limit", "flex-mask", "anomaly-nan", "scaler-bf16", "ckpt-recompute", "assert-async",
+             "clip-nonfinite", "sdpa-mask", "gather-oob", "int-matmul"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -475,6 +481,20 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
             elif a.scenario == "ckpt-recompute":
                 log.info("checkpointed feature block")
                 checkpointed_block(dev)
+            elif a.scenario == "sdpa-mask":
+                log.info("running the padded attention probe")
+                q = torch.randn(2, 4, 64, 32, device=dev)
+                pad = torch.ones(2, 1, 64, 64, dtype=torch.int64, device=dev)
+                nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=pad)
+            elif a.scenario == "gather-oob":
+                log.info("scoring the label candidates")
+                scores = torch.randn(BATCH, VOCAB, device=dev)
+                idx = torch.full((BATCH, 1), VOCAB, device=dev)  # one past the table: an off-by-one label id
+                log.info("label score %.4f", scores.gather(1, idx).sum().item())
+            elif a.scenario == "int-matmul":
+                log.info("computing token co-occurrence counts")
+                counts = torch.randint(0, 5, (VOCAB, 64), device=dev)
+                log.info("co-occurrence total %d", torch.mm(counts, counts.T).sum().item())
             elif a.scenario == "assert-async":
                 with torch.no_grad():
                     model.head.bias[7] = float("inf")  # a corrupted shard of the checkpoint
@@ -489,8 +509,12 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
             loss = loss + 1e-4 * torch.sqrt(model.head.weight - 1.0).mean()  # weight-norm regulariser
         if a.scenario == "assert-async":
             torch._assert_async(torch.isfinite(loss))
+        if fault and a.scenario == "clip-nonfinite" and step == a.fault_step:
+            loss = loss * float("inf")  # a loss scale read from a corrupted config
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if a.scenario == "clip-nonfinite":
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
         flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
         if a.scenario == "cg-skip-ok":
             clamp_(flat)
