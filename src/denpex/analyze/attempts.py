@@ -65,10 +65,15 @@ def _shape(cand: Candidate) -> tuple[str, str]:
     return cand.finding.entry_id, _DIGITS.sub("0", cand.finding.evidence.text.split("]:")[-1].strip())
 
 
-def earlier_attempts(cands: list[Candidate]) -> tuple[list[Candidate], str | None]:
-    """(the earlier attempts' fatal findings to treat as lived through, a note) when the last attempt decides."""
+def attempt_numbers(cands: list[Candidate]) -> dict[int, int]:
+    """The restart attempt of each candidate (by id): its `attempt_N/` folder, or its place among a console's agent
+    records."""
     console = _console_attempts(cands)
-    attempt = {id(c): max(file_attempt(c.finding.evidence.file), console[id(c)]) for c in cands}
+    return {id(c): max(file_attempt(c.finding.evidence.file), console[id(c)]) for c in cands}
+
+
+def earlier_attempts(cands: list[Candidate], attempt: dict[int, int]) -> tuple[list[Candidate], str | None]:
+    """(the earlier attempts' fatal findings to treat as lived through, a note) when the last attempt decides."""
     last = max((attempt[id(c)] for c in cands if _own_line(c)), default=0)
     if last == 0:
         return [], None
@@ -86,11 +91,9 @@ def earlier_attempts(cands: list[Candidate]) -> tuple[list[Candidate], str | Non
     return earlier, note
 
 
-def left_by_the_crash(cands: list[Candidate]) -> list[Candidate]:
+def left_by_the_crash(cands: list[Candidate], attempt: dict[int, int]) -> list[Candidate]:
     """Findings of a restarted attempt (not the first) that read what an earlier attempt's crash left behind (a
     checkpoint cut short while it was written): echoes of that crash, not causes of their own."""
-    console = _console_attempts(cands)
-    attempt = {id(c): max(file_attempt(c.finding.evidence.file), console[id(c)]) for c in cands}
     if not any(attempt[id(c)] == 0 and c.finding.fatal and c.finding.role is Role.CAUSE for c in cands):
         return []
     return [c for c in cands if attempt[id(c)] > 0 and c.finding.entry_id in _LEFT_BY_THE_CRASH]

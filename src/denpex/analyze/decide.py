@@ -328,10 +328,11 @@ def _survived(cand: Candidate, reason: str) -> None:
 def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
     """torchelastic restarts (analyze.attempts): the attempts that do not decide are lived through; notes."""
     notes: list[str] = []
-    for cand in attempts.left_by_the_crash(cands):
+    attempt = attempts.attempt_numbers(cands)
+    for cand in attempts.left_by_the_crash(cands, attempt):
         cand.finding.role = Role.COLLATERAL
         cand.finding.reason = "a restarted attempt read what the earlier attempt's crash left behind"
-    restarted, restart_note = attempts.earlier_attempts(cands)
+    restarted, restart_note = attempts.earlier_attempts(cands, attempt)
     for cand in restarted:
         _survived(cand, "an earlier attempt: torchelastic restarted the workers, and the last attempt failed of "
                         "another cause")
@@ -360,10 +361,10 @@ def _clocks_from_copies(cands: list[Candidate]) -> None:
     for group in groups.values():
         if len({c.finding.evidence.file for c in group}) < 2:
             continue
-        bounds = [c.finding.evidence.timestamp for c in group if c.finding.evidence.timestamp is not None]
-        exact = [t for c in group if _own_fine_clock(c.finding.evidence) and (t := c.finding.evidence.timestamp)]
+        bounds = [t for c in group if (t := c.finding.evidence.timestamp) is not None]
         if not bounds:
             continue
+        exact = [t for c in group if _own_fine_clock(c.finding.evidence) and (t := c.finding.evidence.timestamp)]
         when = min(exact) if exact else max(bounds)
         for cand in group:
             if not _own_fine_clock(cand.finding.evidence):
@@ -411,8 +412,8 @@ def _pick(pool: list[Candidate], notes: list[str]) -> Candidate:
             known = firsts.get(cand.finding.evidence.file)
             if known is None or cand.finding.evidence.seq < known.finding.evidence.seq:
                 firsts[cand.finding.evidence.file] = cand
-        clocked = [f for f, first in firsts.items() if all(
-            c.finding.evidence.timestamp is not None for c in pool if c.finding.evidence.file == f)]
+        unclocked = {c.finding.evidence.file for c in pool if c.finding.evidence.timestamp is None}
+        clocked = [f for f in firsts if f not in unclocked]
         if len(clocked) > 1:
             # the files whose every event has a clock are ordered by it: only their earliest event competes with
             # the unclocked files' first ones (a job's per-rank logs beside its clockless traceback files)
