@@ -15,12 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from denpex import diagnose
-from denpex.analyze import layers
-from denpex.analyze.collect import named_rank
+from denpex.analyze import clock_zones, layers
+from denpex.analyze.collect import Candidate, named_rank
 from denpex.catalog import load
 from denpex.catalog.loader import Catalog
+from denpex.ingest.clock_span import ClockSpan
 from denpex.ingest.headers import parse
-from denpex.model import Line, Role, Verdict
+from denpex.model import Evidence, Finding, Line, Role, Verdict
 from denpex.scan.engine import LineMatcher, distinctive
 from tests.conftest import CORPUS, TESTS
 
@@ -2187,3 +2188,61 @@ def test_a_launcher_tagged_processs_lines_are_its_own_stream_through_interleavin
     root = diagnose(str(TESTS / "blind" / "dev62" / "gh-wsl-12467" / "log.txt"), engine=engine).root_cause
     assert root is not None and root.entry_id == "nccl-shm-segment-failed"
     assert "most specific of" in root.reason
+
+
+# -- clocks of several hosts on one time line (analyze.clock_zones) ---------------------------------------------
+def test_a_clock_that_says_its_zone_is_read_in_it():
+    # the same instant printed by a node in Tokyo and one in UTC (dev59's run-r59a-2n-tz-tokyo-utc-isoz formats), and
+    # a glog record whose clock puts its zone before the fraction (a logging config seen in a public thread)
+    tokyo = parse("2026-12-08T00:25:28.989+0900 | ERROR | n0 r1 | rank 1: training failed")
+    utc = parse("2026-12-07T15:25:28.989+0000 | ERROR | n1 r2 | rank 2: training failed")
+    zulu = parse("2026-12-07T15:25:28.989Z | ERROR | rank 2: training failed")
+    assert tokyo.timestamp == utc.timestamp == zulu.timestamp and (tokyo.zone, utc.zone) == (9 * 3600, 0)
+    glog = parse("E2025-08-13T11:34:14+08:00.677000 8929 torch/_inductor/select_algorithm.py:2100] failed")
+    plain = parse("E2025-08-13T03:34:14Z.677000 8929 torch/_inductor/select_algorithm.py:2100] failed")
+    assert glog.timestamp == plain.timestamp and glog.zone == 8 * 3600
+    assert parse("2026-12-07 15:25:28,989 ERROR rank 2: training failed").zone is None
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_an_inputs_clocks_without_a_zone_are_read_in_the_zone_its_other_lines_print(engine: str):
+    # two torchrun agents as two nodes (real run, dev59): node 0 in Tokyo, node 1 in UTC; the job's records print
+    # their zone, torch's glog lines and the agents' do not. Rank 1's ValueError (15:25:28.989 UTC) came before rank
+    # 2's KeyError (15:25:30.289 UTC); its traceback's [rank1] copy inherits an older step clock, and its logger copy
+    # (no rank: the job's format has none) is dated by the record just before it: one error, dated once
+    result = diagnose(str(DEV59 / "run-r59a-2n-tz-tokyo-utc-isoz" / "ranks"), engine=engine)
+    root = result.root_cause
+    assert root is not None and root.rank == 1 and root.evidence.text.endswith("invalid literal for int() with "
+                                                                               "base 10: 'n/a'")
+    assert any("node0.log that print no zone were read in the zone its other lines print (UTC+09:00)" in note
+               for note in result.notes)
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_nodes_clock_a_whole_number_of_hours_off_at_both_ends_is_another_zone(engine: str):
+    # the same two-node layout (real run, dev59), node 1 in New York, node 0 in UTC, no clock printing its zone: the
+    # files start and end five hours apart; the report says so and moves node 1's events by that much
+    result = diagnose(str(DEV59 / "run-r59a-2n-tz-pairs-hang-raise" / "ranks"), engine=engine)
+    assert any("node1.log reads 5 h behind that of" in note and "moved 5 h forward" in note for note in result.notes)
+
+
+def _span_case(first: float, last: float, rank: int, file: str) -> tuple[ClockSpan, Candidate]:
+    evidence = Evidence(file, 10, "ValueError: x", rank, first + 5.0)
+    finding = Finding("uncaught-user-exception", "user.code_error", "t", Role.CAUSE, True, evidence)
+    return ClockSpan(first, last, False, False, None), Candidate(finding, None, ("line", rank), 0)
+
+
+@pytest.mark.parametrize("second, shared_rank, moved", [
+    ((5 * 3600 + 20.0, 5 * 3600 + 700.0), False, True),   # five hours at both ends: a zone
+    ((1800 + 20.0, 1800 + 700.0), False, False),          # half an hour: as often a timeout as a zone
+    ((5 * 3600 + 20.0, 5 * 3600 + 4000.0), False, False),  # the ends disagree: another run, not another zone
+    ((5 * 3600 + 20.0, 5 * 3600 + 700.0), True, False),    # the same rank in both: a restart or a rotated copy
+])
+def test_only_a_zone_like_offset_at_both_ends_moves_an_inputs_clock(second: tuple[float, float], shared_rank: bool,
+                                                                    moved: bool):
+    one, cand_one = _span_case(0.0, 700.0, 0, "node0.log")
+    two, cand_two = _span_case(*second, 0 if shared_rank else 2, "node1.log")
+    before = cand_two.finding.evidence.timestamp
+    notes = clock_zones.align([cand_one, cand_two], {"node0.log": one, "node1.log": two})
+    assert (cand_two.finding.evidence.timestamp != before) is moved and bool(notes) is moved
+    assert cand_one.finding.evidence.timestamp == 5.0

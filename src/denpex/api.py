@@ -13,6 +13,7 @@ from denpex.analyze.line_feed import LineFeed
 from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
 from denpex.ingest import Source, check_readable, resolve, text_source
+from denpex.ingest.clock_span import clock_span
 from denpex.ingest.lines import framed
 from denpex.ingest.node_trees import global_ranks
 from denpex.ingest.reading import Reading
@@ -125,6 +126,8 @@ def diagnose_sources(
     else:
         _feed_lines(sources + extra.error_sources, collector)
         collection = collector.finish()
+    if len(sources) > 1:
+        collection.clock_spans = {s.name: span for s in sources if (span := clock_span(s)) is not None}
     diagnosis = decide(collection, collector.catalog, inputs)
     diagnosis.notes.extend(tree_notes)
     diagnosis.notes.extend(extra.notes)

@@ -47,6 +47,7 @@ class Line:
     slot: int | None = None  # the launcher's number for the process (ingest.headers.Header.slot)
     rank_is_slot: bool = False  # the rank is only that number (analyze.slots may renumber it)
     claimed: int | None = None  # the rank the job's own columns give after that number (ingest.headers)
+    zoned: bool = False  # the clock said its zone (`+09:00`, `Z`): the timestamp is absolute
 
 
 @dataclass(slots=True)
@@ -58,6 +59,7 @@ class Evidence:
     timestamp: float | None = None
     seq: int = 0
     clocked: bool = False  # the timestamp is the line's own, not the last one its stream printed before it
+    zoned: bool = False  # that clock said its zone: the time is absolute (analyze.clock_zones never moves it)
 
 
 @dataclass(slots=True)

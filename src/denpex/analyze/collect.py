@@ -18,6 +18,7 @@ from denpex.analyze.stream_tags import TAG_REACH, TagRank, tag_rank
 from denpex.analyze.tracebacks import Block, Kind, TracebackTracker
 from denpex.catalog.loader import Catalog
 from denpex.catalog.schema import Entry
+from denpex.ingest.clock_span import ClockSpan
 from denpex.model import Evidence, Finding, Line, RankState, Role
 from denpex.scan.engine import Hit, matcher_for
 from denpex.scan.regions import MIN_BEFORE
@@ -145,6 +146,7 @@ class Collection:
     # a rankless traceback's block -> (the rank of the ranked line that introduced it, that rank's step count then)
     introduced_by: dict[int, tuple[int, int]] = field(default_factory=dict)
     slots: SlotMap = field(default_factory=SlotMap)  # launcher numbers paired with the job's ranks, per input
+    clock_spans: dict[str, ClockSpan] = field(default_factory=dict)  # each input's first and last clock, by name
 
 
 class Collector:
@@ -160,6 +162,7 @@ class Collector:
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._last_time_in_file: dict[str, tuple[float, int]] = {}  # (clock, line number)
+        self._zoned_clock: set[tuple[str, int | None] | str] = set()  # streams and files whose last clock had a zone
         self._entry_count: dict[str, int] = {}
         self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
         self.rank_tracker = RankTracker(self.result.progress)
@@ -571,9 +574,11 @@ class Collector:
                 return
         # lines inside a traceback carry no timestamp: use the last one this stream printed
         when = line.timestamp if line.timestamp is not None else self._last_time.get((line.file, line.rank))
-        if line.timestamp is None and line.rank is None:
-            when = self._file_clock(line, when)
-        evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq, clocked=line.timestamp is not None)
+        zoned = line.zoned if line.timestamp is not None else (line.file, line.rank) in self._zoned_clock
+        if line.timestamp is None and line.rank is None and (filed := self._file_clock(line)) is not None:
+            when, zoned = filed[0], line.file in self._zoned_clock
+        evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq, clocked=line.timestamp is not None,
+                            zoned=zoned and when is not None)
         per_entry = self._entry_count[entry_id] = self._entry_count.get(entry_id, 0) + 1
         # echoes (collateral on 1,000 ranks) need context only for their first few copies: bounded memory
         keep_context = (role in (Role.CAUSE, Role.SYMPTOM) or per_entry <= KEEP_PER_KEY)
@@ -621,15 +626,13 @@ class Collector:
         if after:
             self._pending_after.append(candidate)
 
-    def _file_clock(self, line: Line, own: float | None) -> float | None:
+    def _file_clock(self, line: Line) -> tuple[float, int] | None:
         """A line of no rank may be any process's (a traceback under another process's timed record): it was written
         after its file's last clock, which dates it better than the file's last unranked clock (often a launcher's
         banner at the start). Only a clock the fast path frames too: at most MIN_BEFORE lines before the line
         (scan.regions frames that many before every candidate)."""
         last = self._last_time_in_file.get(line.file)
-        if last is None or last[1] < line.number - MIN_BEFORE:
-            return own
-        return last[0]
+        return None if last is None or last[1] < line.number - MIN_BEFORE else last
 
     def _extend_after(self, line: Line) -> None:
         still: list[Candidate] = []
@@ -646,6 +649,8 @@ class Collector:
         if line.timestamp is not None:
             self._last_time[(line.file, line.rank)] = line.timestamp
             self._last_time_in_file[line.file] = (line.timestamp, line.number)
+            for key in ((line.file, line.rank), line.file):
+                (self._zoned_clock.add if line.zoned else self._zoned_clock.discard)(key)
         self.rank_tracker.feed(line)
 
 

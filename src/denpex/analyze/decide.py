@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from denpex.analyze import attempts, attribution, layers, silence
+from denpex.analyze import attempts, attribution, clock_zones, layers, silence
 from denpex.analyze.collect import Candidate, Collection, named_rank
 from denpex.catalog.loader import Catalog
 from denpex.ingest.headers import parse
@@ -346,20 +346,32 @@ def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
 
 
 def _clocks_from_copies(cands: list[Candidate]) -> None:
-    """A rank's error printed in several files of its folder (stderr's traceback, the logger's record of it in
+    """A rank's error printed in several places of its folder (stderr's traceback, the logger's record of it in
     stdout, its torchelastic error file; same rank, entry, text and restart attempt) is dated once for all of them.
     A line's own clock with a fraction of a second says when; else every time at hand is a bound the error came
     after (a line inherits its stream's last clock; an error file's time is cut to the second), so the latest of
-    them is the closest."""
+    them is the closest. A copy with no rank (`logger.exception` under a record whose format has none) joins the
+    one rank whose copy has its text there; a launcher's summary quoting the error is not a copy (it is printed
+    after the process died)."""
     groups: dict[tuple[object, ...], list[Candidate]] = {}
+    rankless: list[tuple[tuple[object, ...], Candidate]] = []
     for cand in cands:
         ev = cand.finding.evidence
-        if cand.finding.fatal and ev.rank is not None:
-            key = (cand.finding.entry_id, ev.rank, cand.finding.role, parse(ev.text).body.strip(),
-                   attempts.file_attempt(ev.file), posixpath.dirname(ev.file))
-            groups.setdefault(key, []).append(cand)
+        if not cand.finding.fatal or (cand.entry is not None and cand.entry.layer == "launcher"):
+            continue
+        key = (cand.finding.entry_id, cand.finding.role, parse(ev.text).body.strip(), attempts.file_attempt(ev.file),
+               posixpath.dirname(ev.file))
+        if ev.rank is None:
+            rankless.append((key, cand))
+        elif named_rank(cand.finding.fields) is None:
+            groups.setdefault((*key, ev.rank), []).append(cand)
+    for key, cand in rankless:
+        owners = [group for (*rest, _), group in groups.items() if tuple(rest) == key]
+        if len(owners) == 1:
+            owners[0].append(cand)
     for group in groups.values():
-        if len({c.finding.evidence.file for c in group}) < 2:
+        if len(group) < 2 or (len({c.finding.evidence.file for c in group}) < 2
+                              and all(c.finding.evidence.rank is not None for c in group)):
             continue
         bounds = [t for c in group if (t := c.finding.evidence.timestamp) is not None]
         if not bounds:
@@ -535,6 +547,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     notes: list[str] = []
     _global_ranks(cands, collection)
     _ranks_by_pid(cands, collection)
+    notes.extend(clock_zones.align(cands, collection.clock_spans))
     _spawned_tracebacks(cands)
     for cand in cands:
         _apply_refinements(cand, catalog)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks; BEL or ST terminated), charset selection, 2-byte escapes.
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()][A-Za-z0-9]|\x1b[=>78DEHMNOc]")
@@ -176,6 +176,7 @@ class Header:
     timestamp: float | None = None
     compile_id: str | None = None
     year: int | None = None  # set when the header carried a full date (glog and vLLM stamps have none)
+    zone: int | None = None  # the clock said its zone (`+09:00`, `Z`): seconds east of UTC; the time is absolute
     origin: str | None = None  # who printed the record: a glog or vLLM header's `file:line`, a logger's name
     # the launcher's number for the process (Open MPI's `[1,N]<stderr>:`, srun's `N: `, a `[N] ` label): the job's
     # rank unless the job numbered its ranks otherwise; rank_is_slot: the line's rank is only that number
@@ -200,14 +201,32 @@ def _month_day_time(month: int, day: int, clock: str, year: int | None) -> float
     return base + (float("0." + frac) if frac else 0.0)
 
 
-def _iso_time(text: str) -> tuple[float | None, int | None]:
-    cleaned = text.replace(",", ".").replace("_", " ").replace("T", " ").rstrip("Z")
-    cleaned = re.sub(r"[+-]\d\d:?\d\d$", "", cleaned)
+# a clock's zone at its end: `Z`, `+09:00`, `+0900`, `-05`
+_ZONE = re.compile(r"(?:Z|(?P<sign>[+-])(?P<hours>\d\d)(?::?(?P<minutes>\d\d))?)$")
+
+
+def _iso_time(text: str) -> tuple[float | None, int | None, int | None]:
+    """(seconds, year, zone: seconds east of UTC when it says one): a clock that says its zone is read in it, so
+    nodes that print theirs in different zones are compared as they happened; a clock without one is read in this
+    machine's zone, like the error files' epoch times beside it when Denpex runs where the job ran (analyze.clock_zones
+    reads it in its input's own zone where that input's other clocks say one)."""
+    cleaned = text.replace(",", ".").replace("_", " ").replace("T", " ")
+    zone: timezone | None = None
+    if (found := _ZONE.search(cleaned)) is not None:
+        cleaned = cleaned[: found.start()]
+        if found.group("sign") is None:
+            zone = timezone.utc
+        else:
+            shift = timedelta(hours=int(found.group("hours")), minutes=int(found.group("minutes") or 0))
+            zone = timezone(-shift if found.group("sign") == "-" else shift) if shift < timedelta(hours=24) else None
     try:
         stamp = datetime.fromisoformat(cleaned)
-        return stamp.timestamp(), stamp.year
+        if zone is not None:
+            stamp = stamp.replace(tzinfo=zone)
+        shift = zone.utcoffset(None) if zone is not None else None
+        return stamp.timestamp(), stamp.year, int(shift.total_seconds()) if shift is not None else None
     except (ValueError, OverflowError, OSError):
-        return None, None
+        return None, None, None
 
 
 def _json_record(text: str, head: Header) -> str:
@@ -405,12 +424,14 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
             # c10's own logger prints (month * 100 + day) unpadded: `[F205 18:19:06...` is 5 February
             head.timestamp = _month_day_time(int(md[:-2]), int(md[-2:]), found.group("time"), year)
         elif found.group("isoclock"):
-            head.timestamp, head.year = _iso_time(re.sub(r"[+-]\d\d:\d\d(?=\.|$)|Z", "", found.group("isoclock")))
+            # the zone stands before the fraction there: `11:34:14+08:00.677000`
+            clock = re.sub(r"([+-]\d\d:\d\d|Z)(\.\d+)$", r"\2\1", found.group("isoclock"))
+            head.timestamp, head.year, head.zone = _iso_time(clock)
         if found.group("pid"):
             head.pid = int(found.group("pid"))
         rest = rest[found.end() :]
     elif (found := _PYLOG.match(rest)) and (found.group("close") or not rest.startswith("[")):
-        head.timestamp, head.year = _iso_time(found.group("iso"))
+        head.timestamp, head.year, head.zone = _iso_time(found.group("iso"))
         if found.group("rank") is not None and head.rank_is_slot:
             head.claimed = int(found.group("rank"))
         elif found.group("rank") is not None and head.rank is None:

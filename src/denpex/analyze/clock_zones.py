@@ -1,0 +1,111 @@
+"""Clocks of several hosts on one time line: each input's zone where its lines say it, else inferred.
+
+A node's logger prints its local time without a zone (`%(asctime)s`, glog's `I1207 15:00:00`), which Denpex reads
+in this machine's zone. Two fixes, both noted in the report:
+- an input whose own lines say their zone somewhere (`2026-12-08T00:25:28+0900 | ERROR | ...`) was written on a
+  host in that zone: its clocks without one are that host's local time too;
+- nodes of one job start and stop together, so when one input's first AND last clocks both sit a whole number of
+  half-hours (at least an hour) from the others', that is the zone, not the job: its events are moved by that much.
+Only then is "which rank failed first" asked across inputs. Inputs that share a rank (restarts, rotated copies)
+are never moved against each other, nor is a clock that printed its zone (its time is absolute).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from denpex.analyze import attempts
+from denpex.analyze.collect import Candidate
+from denpex.ingest.clock_span import ClockSpan
+
+HALF_HOUR = 1800.0
+START_SLACK = 300.0  # seconds between nodes' first lines (launch, rendezvous) beyond the zone's offset
+END_SLACK = 900.0  # and between their last ones (a survivor times out or is torn down later)
+LEAST_SHIFT = 3600.0  # a half-hour is a timeout's default as often as a zone's offset: not taken alone
+
+
+def align(cands: list[Candidate], spans: dict[str, ClockSpan]) -> list[str]:
+    """Put every input's events on one clock where the logs allow; the notes say what was moved."""
+    spans, notes = _read_in_own_zone(cands, spans)
+    if len(spans) < 2:
+        return notes
+    files = list(spans)
+    together = {f: [g for g in files if abs(spans[g].first - spans[f].first) <= START_SLACK] for f in files}
+    # the reference: the most inputs that started together (clocks with their zone first, then input order)
+    ref = max(files, key=lambda f: (len(together[f]), any(spans[g].first_zoned for g in together[f]),
+                                    -files.index(f)))
+    group = together[ref]
+    first = min(spans[g].first for g in group)
+    last = max(spans[g].last for g in group)
+    ranks = _ranks_by_file(cands)
+    group_ranks = set().union(*(ranks.get(g, set()) for g in group))
+    group_attempts = {attempts.file_attempt(g) for g in group}
+    shifts: dict[str, float] = {}
+    for name in files:
+        span = spans[name]
+        if name in group or span.first_zoned or span.last_zoned or ranks.get(name, set()) & group_ranks:
+            continue
+        if attempts.file_attempt(name) not in group_attempts:
+            continue
+        offset = round((span.first - first) / HALF_HOUR) * HALF_HOUR
+        if (abs(offset) >= LEAST_SHIFT and abs(span.first - first - offset) <= START_SLACK
+                and abs(span.last - last - offset) <= END_SLACK):
+            shifts[name] = offset
+    for cand in cands:
+        ev = cand.finding.evidence
+        if ev.file in shifts and ev.timestamp is not None and not ev.zoned:
+            ev.timestamp -= shifts[ev.file]
+    return notes + [_note(name, offset, ref) for name, offset in shifts.items()]
+
+
+def _read_in_own_zone(cands: list[Candidate], spans: dict[str, ClockSpan]) -> tuple[dict[str, ClockSpan], list[str]]:
+    """Clocks without a zone in an input whose other clocks say one: read in that zone, as absolute times."""
+    out: dict[str, ClockSpan] = {}
+    notes: list[str] = []
+    for name, span in spans.items():
+        zone = span.zone
+        if zone is None or (span.first_zoned and span.last_zoned):
+            out[name] = span
+            continue
+        moved = False
+        for cand in cands:
+            ev = cand.finding.evidence
+            if ev.file == name and ev.timestamp is not None and not ev.zoned:
+                when = _in_zone(ev.timestamp, zone)
+                moved = moved or when != ev.timestamp
+                ev.timestamp, ev.zoned = when, True
+        out[name] = ClockSpan(span.first if span.first_zoned else _in_zone(span.first, zone),
+                              span.last if span.last_zoned else _in_zone(span.last, zone), True, True, zone)
+        if moved:
+            notes.append(f"the clocks of {name} that print no zone were read in the zone its other lines print "
+                         f"(UTC{_hours(zone)}), as one host's local time")
+    return out, notes
+
+
+def _in_zone(local_reading: float, zone: int) -> float:
+    """A clock without a zone was read in this machine's zone: read its digits in `zone` instead."""
+    digits = datetime.fromtimestamp(local_reading)
+    return digits.replace(tzinfo=timezone(timedelta(seconds=zone))).timestamp()
+
+
+def _hours(zone: int) -> str:
+    sign = "-" if zone < 0 else "+"
+    minutes = abs(zone) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _ranks_by_file(cands: list[Candidate]) -> dict[str, set[int]]:
+    found: dict[str, set[int]] = {}
+    for cand in cands:
+        if cand.finding.evidence.rank is not None:
+            found.setdefault(cand.finding.evidence.file, set()).add(cand.finding.evidence.rank)
+    return found
+
+
+def _note(name: str, offset: float, ref: str) -> str:
+    minutes = round(abs(offset) / 60)
+    size = f"{minutes // 60} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+    way = "ahead of" if offset > 0 else "behind"
+    return (f"the clock of {name} reads {size} {way} that of {ref} at both ends of the logs, as a node set to "
+            f"another time zone prints its local time without the zone: its events were moved {size} "
+            f"{'back' if offset > 0 else 'forward'} before comparing their times with the others'")
