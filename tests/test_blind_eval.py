@@ -430,6 +430,11 @@ FLOORS = {
     # scored whole once, blind, at ac98275 by totals only (8/8 8/8 8/8 8/8); split with seed 20261264; test64 4/4 each
     "dev64": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
     "test64": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    # round 65 (35 public threads: Megatron-LM/NeMo, torch.compile of 2.0-2.4, multi-node NCCL with host names):
+    # scored whole once, blind, at 38c0541 by totals only (22/31 22/31 2/4 24/31, healthy clean 4/4); split with
+    # seed 20261265; test65 by totals only (12/16 10/16 1/2 12/16, healthy clean 2/2)
+    "dev65": {"category": 0.66, "decisive_line": 0.80, "rank": 0.50, "verdict": 0.80},
+    "test65": {"category": 0.75, "decisive_line": 0.62, "rank": 0.50, "verdict": 0.75},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -441,7 +446,7 @@ def half(request):
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
-                                    "58", "59", "60", "61", "62", "63", "64"])
+                                    "58", "59", "60", "61", "62", "63", "64", "65"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -452,7 +457,8 @@ def test_blind_split_is_intact(suffix):
              "29": 25, "30": 15, "31": 14, "32": 33, "33": 32, "34": 28, "35": 23, "36": 23,
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
-             "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26, "63": 13, "64": 4}.get(suffix, 60)
+             "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26, "63": 13, "64": 4,
+             "65": 18}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -527,7 +533,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev58": 2, "test58": 4, "dev59": 5, "test59": 5,
                     "dev60": 3, "test60": 3, "dev61": 2, "test61": 2,
                     "dev62": 3, "test62": 4, "dev63": 3, "test63": 2,
-                    "dev64": 0, "test64": 0}  # 9-13, 15, 17, 18: failures
+                    "dev64": 0, "test64": 0, "dev65": 2, "test65": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
