@@ -2227,9 +2227,9 @@ def test_a_nodes_clock_a_whole_number_of_hours_off_at_both_ends_is_another_zone(
 
 
 def _span_case(first: float, last: float, rank: int, file: str) -> tuple[ClockSpan, Candidate]:
-    evidence = Evidence(file, 10, "ValueError: x", rank, first + 5.0)
+    evidence = Evidence(file, 10, "ValueError: x", rank, first + 5.0, wall=first + 5.0)
     finding = Finding("uncaught-user-exception", "user.code_error", "t", Role.CAUSE, True, evidence)
-    return ClockSpan(first, last, False, False, None), Candidate(finding, None, ("line", rank), 0)
+    return ClockSpan(first, last, first, last, None), Candidate(finding, None, ("line", rank), 0)
 
 
 @pytest.mark.parametrize("second, shared_rank, moved", [
@@ -2237,6 +2237,8 @@ def _span_case(first: float, last: float, rank: int, file: str) -> tuple[ClockSp
     ((1800 + 20.0, 1800 + 700.0), False, False),          # half an hour: as often a timeout as a zone
     ((5 * 3600 + 20.0, 5 * 3600 + 4000.0), False, False),  # the ends disagree: another run, not another zone
     ((5 * 3600 + 20.0, 5 * 3600 + 700.0), True, False),    # the same rank in both: a restart or a rotated copy
+    ((3600 + 20.0, 3600 + 20.0), False, False),            # one clock: a survivor's echo an hour on, not a zone
+    ((8760 * 3600 + 20.0, 8760 * 3600 + 700.0), False, False),  # a year: a date glog does not print, not a zone
 ])
 def test_only_a_zone_like_offset_at_both_ends_moves_an_inputs_clock(second: tuple[float, float], shared_rank: bool,
                                                                     moved: bool):
@@ -2246,3 +2248,35 @@ def test_only_a_zone_like_offset_at_both_ends_moves_an_inputs_clock(second: tupl
     notes = clock_zones.align([cand_one, cand_two], {"node0.log": one, "node1.log": two})
     assert (cand_two.finding.evidence.timestamp != before) is moved and bool(notes) is moved
     assert cand_one.finding.evidence.timestamp == 5.0
+
+
+def test_a_zoneless_clock_keeps_its_digits_whatever_this_machines_zone(monkeypatch: pytest.MonkeyPatch):
+    # 02:30 on 8 March 2026 does not exist in New York (clocks jump to 03:30): read there, the local reading of the
+    # digits is ambiguous, so the digits themselves are kept (Header.wall) to read them in their input's zone
+    import calendar
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        head = parse("2026-03-08 02:30:00,100 ERROR rank 1: training failed")
+        assert head.wall == calendar.timegm((2026, 3, 8, 2, 30, 0)) + 0.1 and head.zone is None
+        glog = parse("E0308 02:30:00.100000 4589 train/job.py:173] [rank0] rank 0: training failed", 2026)
+        assert glog.wall == head.wall
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_a_compressed_inputs_zone_is_read_from_its_start(tmp_path):
+    # the Tokyo node's console (real run, dev59) gzipped: its end is not at hand, its start says its zone
+    import gzip
+    import shutil
+
+    source = DEV59 / "run-r59a-2n-tz-tokyo-utc-isoz" / "ranks"
+    (tmp_path / "node0.log.gz").write_bytes(gzip.compress((source / "node0.log").read_bytes()))
+    shutil.copy(source / "node1.log", tmp_path / "node1.log")
+    for engine in ("auto", "lines"):
+        result = diagnose(str(tmp_path), engine=engine)
+        assert result.root_cause is not None and result.root_cause.rank == 1, engine
+        assert any("node0.log.gz that print no zone were read" in note for note in result.notes), engine

@@ -126,8 +126,7 @@ def diagnose_sources(
     else:
         _feed_lines(sources + extra.error_sources, collector)
         collection = collector.finish()
-    if len(sources) > 1:
-        collection.clock_spans = {s.name: span for s in sources if (span := clock_span(s)) is not None}
+    collection.clock_spans = {s.name: span for s in sources if (span := clock_span(s)) is not None}
     diagnosis = decide(collection, collector.catalog, inputs)
     diagnosis.notes.extend(tree_notes)
     diagnosis.notes.extend(extra.notes)

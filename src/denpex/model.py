@@ -47,7 +47,9 @@ class Line:
     slot: int | None = None  # the launcher's number for the process (ingest.headers.Header.slot)
     rank_is_slot: bool = False  # the rank is only that number (analyze.slots may renumber it)
     claimed: int | None = None  # the rank the job's own columns give after that number (ingest.headers)
-    zoned: bool = False  # the clock said its zone (`+09:00`, `Z`): the timestamp is absolute
+    # a clock without a zone: its digits read as UTC (timestamp reads them in this machine's zone); None for a clock
+    # that said its zone or an error file's epoch time (absolute) and for no clock
+    wall: float | None = None
 
 
 @dataclass(slots=True)
@@ -59,7 +61,7 @@ class Evidence:
     timestamp: float | None = None
     seq: int = 0
     clocked: bool = False  # the timestamp is the line's own, not the last one its stream printed before it
-    zoned: bool = False  # that clock said its zone: the time is absolute (analyze.clock_zones never moves it)
+    wall: float | None = None  # as Line.wall, for the timestamp (its own or inherited): None if absolute
 
 
 @dataclass(slots=True)

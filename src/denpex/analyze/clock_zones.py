@@ -12,7 +12,8 @@ are never moved against each other, nor is a clock that printed its zone (its ti
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from bisect import bisect_left, bisect_right
+from dataclasses import replace
 
 from denpex.analyze import attempts
 from denpex.analyze.collect import Candidate
@@ -22,38 +23,62 @@ HALF_HOUR = 1800.0
 START_SLACK = 300.0  # seconds between nodes' first lines (launch, rendezvous) beyond the zone's offset
 END_SLACK = 900.0  # and between their last ones (a survivor times out or is torn down later)
 LEAST_SHIFT = 3600.0  # a half-hour is a timeout's default as often as a zone's offset: not taken alone
+MOST_SHIFT = 26 * 3600.0  # zones run from UTC-12 to UTC+14; more is a date (a year glog does not print), not a zone
+LEAST_SPAN = 3.0  # an input whose clocks cover less (one clock, a traceback's teardown) says nothing of a zone
 
 
 def align(cands: list[Candidate], spans: dict[str, ClockSpan]) -> list[str]:
     """Put every input's events on one clock where the logs allow; the notes say what was moved."""
     spans, notes = _read_in_own_zone(cands, spans)
-    if len(spans) < 2:
+    whole = {name: span for name, span in spans.items() if span.last is not None}
+    if len(whole) < 2:
         return notes
-    files = list(spans)
-    together = {f: [g for g in files if abs(spans[g].first - spans[f].first) <= START_SLACK] for f in files}
+    files = list(whole)
+    order = sorted(files, key=lambda f: whole[f].first)
+    firsts = [whole[f].first for f in order]
+    zoned_before = [0]  # how many of the inputs in `order` up to each point began with a clock that said its zone
+    for name in order:
+        zoned_before.append(zoned_before[-1] + (whole[name].first_wall is None))
+
+    def together(name: str) -> tuple[int, int]:
+        first = whole[name].first
+        return bisect_left(firsts, first - START_SLACK), bisect_right(firsts, first + START_SLACK)
+
     # the reference: the most inputs that started together (clocks with their zone first, then input order)
-    ref = max(files, key=lambda f: (len(together[f]), any(spans[g].first_zoned for g in together[f]),
-                                    -files.index(f)))
-    group = together[ref]
-    first = min(spans[g].first for g in group)
-    last = max(spans[g].last for g in group)
+    position = {name: i for i, name in enumerate(files)}
+
+    def weight(name: str) -> tuple[int, bool, int]:
+        low, high = together(name)
+        return high - low, zoned_before[high] > zoned_before[low], -position[name]
+
+    ref = max(files, key=weight)
+    low, high = together(ref)
+    group = order[low:high]
+    first = min(whole[g].first for g in group)
+    # each input of the group ends when its own part of the job did (a concatenation of two nodes' logs ends where
+    # the second does): another input's end may match any of theirs
+    lasts = sorted(whole[g].last or 0.0 for g in group)
+    if lasts[-1] - first < LEAST_SPAN:
+        return notes
     ranks = _ranks_by_file(cands)
     group_ranks = set().union(*(ranks.get(g, set()) for g in group))
     group_attempts = {attempts.file_attempt(g) for g in group}
+    in_group = set(group)
     shifts: dict[str, float] = {}
     for name in files:
-        span = spans[name]
-        if name in group or span.first_zoned or span.last_zoned or ranks.get(name, set()) & group_ranks:
-            continue
-        if attempts.file_attempt(name) not in group_attempts:
+        span = whole[name]
+        if (name in in_group or span.first_wall is None or span.last_wall is None
+                or (span.last or 0.0) - span.first < LEAST_SPAN or ranks.get(name, set()) & group_ranks
+                or attempts.file_attempt(name) not in group_attempts):
             continue
         offset = round((span.first - first) / HALF_HOUR) * HALF_HOUR
-        if (abs(offset) >= LEAST_SHIFT and abs(span.first - first - offset) <= START_SLACK
-                and abs(span.last - last - offset) <= END_SLACK):
+        end = (span.last or 0.0) - offset
+        if (LEAST_SHIFT <= abs(offset) <= MOST_SHIFT and abs(span.first - first - offset) <= START_SLACK
+                and bisect_right(lasts, end + END_SLACK) > bisect_left(lasts, end - END_SLACK)):
             shifts[name] = offset
     for cand in cands:
         ev = cand.finding.evidence
-        if ev.file in shifts and ev.timestamp is not None and not ev.zoned:
+        if ev.file in shifts and ev.timestamp is not None and ev.wall is not None:
             ev.timestamp -= shifts[ev.file]
     return notes + [_note(name, offset, ref) for name, offset in shifts.items()]
 
@@ -64,28 +89,23 @@ def _read_in_own_zone(cands: list[Candidate], spans: dict[str, ClockSpan]) -> tu
     notes: list[str] = []
     for name, span in spans.items():
         zone = span.zone
-        if zone is None or (span.first_zoned and span.last_zoned):
+        if zone is None:
             out[name] = span
             continue
         moved = False
         for cand in cands:
             ev = cand.finding.evidence
-            if ev.file == name and ev.timestamp is not None and not ev.zoned:
-                when = _in_zone(ev.timestamp, zone)
+            if ev.file == name and ev.timestamp is not None and ev.wall is not None:
+                when = ev.wall - zone
                 moved = moved or when != ev.timestamp
-                ev.timestamp, ev.zoned = when, True
-        out[name] = ClockSpan(span.first if span.first_zoned else _in_zone(span.first, zone),
-                              span.last if span.last_zoned else _in_zone(span.last, zone), True, True, zone)
+                ev.timestamp, ev.wall = when, None
+        out[name] = replace(span, first=span.first if span.first_wall is None else span.first_wall - zone,
+                            last=span.last if span.last is None or span.last_wall is None else span.last_wall - zone,
+                            first_wall=None, last_wall=None)
         if moved:
             notes.append(f"the clocks of {name} that print no zone were read in the zone its other lines print "
                          f"(UTC{_hours(zone)}), as one host's local time")
     return out, notes
-
-
-def _in_zone(local_reading: float, zone: int) -> float:
-    """A clock without a zone was read in this machine's zone: read its digits in `zone` instead."""
-    digits = datetime.fromtimestamp(local_reading)
-    return digits.replace(tzinfo=timezone(timedelta(seconds=zone))).timestamp()
 
 
 def _hours(zone: int) -> str:

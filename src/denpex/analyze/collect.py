@@ -162,7 +162,7 @@ class Collector:
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._last_time_in_file: dict[str, tuple[float, int]] = {}  # (clock, line number)
-        self._zoned_clock: set[tuple[str, int | None] | str] = set()  # streams and files whose last clock had a zone
+        self._last_wall: dict[tuple[str, int | None] | str, float | None] = {}  # Line.wall of those last clocks
         self._entry_count: dict[str, int] = {}
         self._after_handled_record: dict[tuple[str, int | None], bool] = {}  # the stream's last line said so
         self.rank_tracker = RankTracker(self.result.progress)
@@ -574,11 +574,11 @@ class Collector:
                 return
         # lines inside a traceback carry no timestamp: use the last one this stream printed
         when = line.timestamp if line.timestamp is not None else self._last_time.get((line.file, line.rank))
-        zoned = line.zoned if line.timestamp is not None else (line.file, line.rank) in self._zoned_clock
+        wall = line.wall if line.timestamp is not None else self._last_wall.get((line.file, line.rank))
         if line.timestamp is None and line.rank is None and (filed := self._file_clock(line)) is not None:
-            when, zoned = filed[0], line.file in self._zoned_clock
+            when, wall = filed[0], self._last_wall.get(line.file)
         evidence = Evidence(line.file, line.number, line.text, rank, when, line.seq, clocked=line.timestamp is not None,
-                            zoned=zoned and when is not None)
+                            wall=wall if when is not None else None)
         per_entry = self._entry_count[entry_id] = self._entry_count.get(entry_id, 0) + 1
         # echoes (collateral on 1,000 ranks) need context only for their first few copies: bounded memory
         keep_context = (role in (Role.CAUSE, Role.SYMPTOM) or per_entry <= KEEP_PER_KEY)
@@ -649,8 +649,7 @@ class Collector:
         if line.timestamp is not None:
             self._last_time[(line.file, line.rank)] = line.timestamp
             self._last_time_in_file[line.file] = (line.timestamp, line.number)
-            for key in ((line.file, line.rank), line.file):
-                (self._zoned_clock.add if line.zoned else self._zoned_clock.discard)(key)
+            self._last_wall[(line.file, line.rank)] = self._last_wall[line.file] = line.wall
         self.rank_tracker.feed(line)
 
 

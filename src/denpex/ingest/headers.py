@@ -17,6 +17,7 @@ The ChildFailedError summary's `[1]:` entries are indexes into the failure list,
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from dataclasses import dataclass
@@ -177,6 +178,7 @@ class Header:
     compile_id: str | None = None
     year: int | None = None  # set when the header carried a full date (glog and vLLM stamps have none)
     zone: int | None = None  # the clock said its zone (`+09:00`, `Z`): seconds east of UTC; the time is absolute
+    wall: float | None = None  # a clock without a zone: its digits read as UTC (analyze.clock_zones)
     origin: str | None = None  # who printed the record: a glog or vLLM header's `file:line`, a logger's name
     # the launcher's number for the process (Open MPI's `[1,N]<stderr>:`, srun's `N: `, a `[N] ` label): the job's
     # rank unless the job numbered its ranks otherwise; rank_is_slot: the line's rank is only that number
@@ -187,29 +189,30 @@ class Header:
     claimed: int | None = None
 
 
-def _month_day_time(month: int, day: int, clock: str, year: int | None) -> float | None:
+def _month_day_time(month: int, day: int, clock: str, year: int | None) -> tuple[float | None, float | None]:
     """glog and vLLM stamps have no year: take the year of the last dated line, else this year.
 
-    The value only orders lines within one run.
+    (time read in this machine's zone, the same digits read as UTC: Header.wall).
     """
     try:
         hms, _, frac = clock.partition(".")
         hour, minute, second = (int(x) for x in hms.split(":"))
-        base = datetime(year or _YEAR, month, day, hour, minute, second).timestamp()
+        digits = datetime(year or _YEAR, month, day, hour, minute, second)
+        fraction = float("0." + frac) if frac else 0.0
+        return digits.timestamp() + fraction, calendar.timegm(digits.timetuple()) + fraction
     except (ValueError, OverflowError, OSError):
-        return None
-    return base + (float("0." + frac) if frac else 0.0)
+        return None, None
 
 
 # a clock's zone at its end: `Z`, `+09:00`, `+0900`, `-05`
 _ZONE = re.compile(r"(?:Z|(?P<sign>[+-])(?P<hours>\d\d)(?::?(?P<minutes>\d\d))?)$")
 
 
-def _iso_time(text: str) -> tuple[float | None, int | None, int | None]:
-    """(seconds, year, zone: seconds east of UTC when it says one): a clock that says its zone is read in it, so
-    nodes that print theirs in different zones are compared as they happened; a clock without one is read in this
-    machine's zone, like the error files' epoch times beside it when Denpex runs where the job ran (analyze.clock_zones
-    reads it in its input's own zone where that input's other clocks say one)."""
+def _iso_time(text: str) -> tuple[float | None, int | None, int | None, float | None]:
+    """(seconds, year, zone, wall): a clock that says its zone (seconds east of UTC) is read in it, so nodes that
+    print theirs in different zones are compared as they happened; a clock without one is read in this machine's
+    zone, like the error files' epoch times beside it when Denpex runs where the job ran, and its digits read as UTC
+    are kept (wall) for analyze.clock_zones, which reads them in their input's own zone where other clocks say one."""
     cleaned = text.replace(",", ".").replace("_", " ").replace("T", " ")
     zone: timezone | None = None
     if (found := _ZONE.search(cleaned)) is not None:
@@ -222,11 +225,12 @@ def _iso_time(text: str) -> tuple[float | None, int | None, int | None]:
     try:
         stamp = datetime.fromisoformat(cleaned)
         if zone is not None:
-            stamp = stamp.replace(tzinfo=zone)
-        shift = zone.utcoffset(None) if zone is not None else None
-        return stamp.timestamp(), stamp.year, int(shift.total_seconds()) if shift is not None else None
+            offset = int(zone.utcoffset(None).total_seconds())
+            return stamp.replace(tzinfo=zone).timestamp(), stamp.year, offset, None
+        wall = calendar.timegm(stamp.timetuple()) + stamp.microsecond / 1e6
+        return stamp.timestamp(), stamp.year, None, wall
     except (ValueError, OverflowError, OSError):
-        return None, None, None
+        return None, None, None, None
 
 
 def _json_record(text: str, head: Header) -> str:
@@ -358,8 +362,8 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         rest = rest[stamp.end() :]
     elif rest[:1] in "MTWFS" and (stamp := _CTIME_BEFORE_TAG.match(rest)):
         head.year = int(stamp.group("year"))
-        head.timestamp = _month_day_time(_MONTHS.index(stamp.group("mon")) + 1, int(stamp.group("day")),
-                                         stamp.group("time"), head.year)
+        head.timestamp, head.wall = _month_day_time(_MONTHS.index(stamp.group("mon")) + 1, int(stamp.group("day")),
+                                                    stamp.group("time"), head.year)
         rest = rest[stamp.end() :]
     if rest.startswith(">"):  # a log quoted in an e-mail or a markdown thread: `> KeyError: 'RANK'`
         quoted = _QUOTE.match(rest)
@@ -422,16 +426,16 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         if found.group("md") and found.group("time"):  # a pasted excerpt may have its clock cut out
             md = found.group("md")
             # c10's own logger prints (month * 100 + day) unpadded: `[F205 18:19:06...` is 5 February
-            head.timestamp = _month_day_time(int(md[:-2]), int(md[-2:]), found.group("time"), year)
+            head.timestamp, head.wall = _month_day_time(int(md[:-2]), int(md[-2:]), found.group("time"), year)
         elif found.group("isoclock"):
             # the zone stands before the fraction there: `11:34:14+08:00.677000`
             clock = re.sub(r"([+-]\d\d:\d\d|Z)(\.\d+)$", r"\2\1", found.group("isoclock"))
-            head.timestamp, head.year, head.zone = _iso_time(clock)
+            head.timestamp, head.year, head.zone, head.wall = _iso_time(clock)
         if found.group("pid"):
             head.pid = int(found.group("pid"))
         rest = rest[found.end() :]
     elif (found := _PYLOG.match(rest)) and (found.group("close") or not rest.startswith("[")):
-        head.timestamp, head.year, head.zone = _iso_time(found.group("iso"))
+        head.timestamp, head.year, head.zone, head.wall = _iso_time(found.group("iso"))
         if found.group("rank") is not None and head.rank_is_slot:
             head.claimed = int(found.group("rank"))
         elif found.group("rank") is not None and head.rank is None:
@@ -462,7 +466,7 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
         head.level = _LEVEL_NAMES[found.group("level")]
         head.origin = found.group("where")
         md = found.group("md")
-        head.timestamp = _month_day_time(int(md[:2]), int(md[3:]), found.group("time"), year)
+        head.timestamp, head.wall = _month_day_time(int(md[:2]), int(md[3:]), found.group("time"), year)
         rest = rest[found.end() :]
     # NCCL's own header, also after a clock a logger or shipper put first (`[2025-06-06 09:52:01] host:15016:15201 [1]
     # misc/shmutils.cc:87 NCCL WARN ...`)

@@ -234,7 +234,7 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
         slot=head.slot,
         rank_is_slot=head.rank_is_slot,  # set only with a rank, and a claim only beside it (ingest.headers)
         claimed=head.claimed,
-        zoned=head.zone is not None and head.timestamp is not None,
+        wall=head.wall if head.timestamp is not None else None,
         seq=seq,
         year=head.year if head.year is not None else year,
     )
