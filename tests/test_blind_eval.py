@@ -435,6 +435,12 @@ FLOORS = {
     # seed 20261265; test65 by totals only (12/16 10/16 1/2 12/16, healthy clean 2/2)
     "dev65": {"category": 0.66, "decisive_line": 0.80, "rank": 0.50, "verdict": 0.80},
     "test65": {"category": 0.75, "decisive_line": 0.62, "rank": 0.50, "verdict": 0.75},
+    # round 66 (44 CPU runs: torch.distributed.pipelining, tensor parallelism, functional collectives and DTensor
+    # failing on one rank; two nodes' clocks in different time zones and formats): scored whole once, blind, at
+    # 9442a7a by totals only (38/38 38/38 35/38 38/38, healthy clean 5/6); split with seed 20261266; test66 by totals
+    # only (18/18 18/18 16/18 18/18, healthy clean 3/3)
+    "dev66": {"category": 1.00, "decisive_line": 1.00, "rank": 0.95, "verdict": 1.00},
+    "test66": {"category": 1.00, "decisive_line": 1.00, "rank": 0.88, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -446,7 +452,7 @@ def half(request):
                                     "23", "24", "25", "26", "27", "28", "29",
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
-                                    "58", "59", "60", "61", "62", "63", "64", "65"])
+                                    "58", "59", "60", "61", "62", "63", "64", "65", "66"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -458,7 +464,7 @@ def test_blind_split_is_intact(suffix):
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
              "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26, "63": 13, "64": 4,
-             "65": 18}.get(suffix, 60)
+             "65": 18, "66": 21}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -504,7 +510,7 @@ def test_rates_hold_their_floor(half, check):
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
                                    "dev33": 1, "test33": 2,
                                    "dev34": 1, "test34": 2, "test36": 1, "dev38": 4, "test38": 1,
-                                   "dev48": 2, "test48": 1, "test55": 1}
+                                   "dev48": 2, "test48": 1, "test55": 1, "dev66": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -533,7 +539,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev58": 2, "test58": 4, "dev59": 5, "test59": 5,
                     "dev60": 3, "test60": 3, "dev61": 2, "test61": 2,
                     "dev62": 3, "test62": 4, "dev63": 3, "test63": 2,
-                    "dev64": 0, "test64": 0, "dev65": 2, "test65": 2}  # 9-13, 15, 17, 18: failures
+                    "dev64": 0, "test64": 0, "dev65": 2, "test65": 2,
+                    "dev66": 3, "test66": 3}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
