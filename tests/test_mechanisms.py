@@ -2280,3 +2280,18 @@ def test_a_compressed_inputs_zone_is_read_from_its_start(tmp_path):
         result = diagnose(str(tmp_path), engine=engine)
         assert result.root_cause is not None and result.root_cause.rank == 1, engine
         assert any("node0.log.gz that print no zone were read" in note for note in result.notes), engine
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_failure_logged_as_information_with_the_way_taken_instead_is_context(engine: str):
+    # a healthy two-node job with a c10d rendezvous (real run, dev66): the store's libuv server logs at INFO that it
+    # could not bind its port on IPv6 and tries IPv4 (`Failed to bind to ipv6 address, trying ipv4 ... EADDRINUSE`),
+    # then serves the job: not a failure, nor a warning
+    result = diagnose(str(TESTS / "blind" / "dev66" / "run-r66b-one-healthy-c10d-ny-berlin-glog" / "log.txt"),
+                      engine=engine)
+    assert result.verdict is Verdict.CLEAN
+    bind = [f for f in result.findings if f.entry_id == "store-address-in-use"]
+    assert bind and all(f.role is Role.CONTEXT for f in bind)
+    # the same port taken where nothing else was tried (a real torchrun run, the catalog's fixture) ends the job
+    failed = diagnose(str(TESTS / "fixtures" / "catalog" / "store-address-in-use.log"), engine=engine).root_cause
+    assert failed is not None and failed.entry_id == "store-address-in-use" and failed.fatal

@@ -98,6 +98,8 @@ _HANDLED = re.compile(
     r"|[Ss]kipping (?:this |the )?(?:step|batch|iteration|sample|record|example)s?\b"
     # a record that says the program goes on: `could not push metrics to host:9, continuing`
     r"|,\s*continuing\b|[Cc]ontinuing (?:anyway|without)\b"
+    # a record that names the way it takes instead: `[c10d] Failed to bind to ipv6 address, trying ipv4.`
+    r"|\b[Ff]ailed to [^.;]{1,80}, (?:now )?trying\b"
     # torchelastic's agent after its workers finished: _exit_barrier logs the store's wait timeout with
     # logger.exception and the agent returns its workers' result (torch/distributed/elastic/agent/server/api.py)
     r"|Error waiting on exit barrier\b"

@@ -559,6 +559,11 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         if (cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE
                 and not _from_the_top(cand)):
             _survived(cand, "its log record says the error was handled (a choice skipped, a fallback taken)")
+        if (cand.event in collection.handled_events and cand.finding.role in (Role.WARNING, Role.CAUSE)
+                and not cand.finding.fatal and parse(cand.finding.evidence.text).level in ("I", "D")):
+            # logged as information, and handled by the program that logged it: neither a failure nor a warning
+            cand.finding.role = Role.CONTEXT
+            cand.finding.reason = "logged at INFO level by a program that says it handled it (a fallback taken)"
     for cand in cands:
         if cand.event in collection.ignored_events and cand.finding.fatal:
             _survived(cand, "Python printed it as an exception it ignored (`Exception ignored in ...`: a destructor, "
