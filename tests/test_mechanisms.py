@@ -2295,3 +2295,17 @@ def test_a_failure_logged_as_information_with_the_way_taken_instead_is_context(e
     # the same port taken where nothing else was tried (a real torchrun run, the catalog's fixture) ends the job
     failed = diagnose(str(TESTS / "fixtures" / "catalog" / "store-address-in-use.log"), engine=engine).root_cause
     assert failed is not None and failed.entry_id == "store-address-in-use" and failed.fatal
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_reraised_workers_exception_printed_below_its_report_is_the_decisive_line(engine: str):
+    # DataLoader re-raises a worker's exception as `Caught RuntimeError in DataLoader worker process 0.` and prints
+    # the worker's `Original Traceback` below it (public thread, dev67; a real mp.spawn run, dev35): the worker's
+    # own exception says what failed, the entry's fix stays, and the rank is the reporter's
+    root = diagnose(str(TESTS / "blind" / "dev67" / "gh-trmisr-7" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.entry_id == "dataloader-worker-exception"
+    assert root.evidence.text.startswith("RuntimeError: stack expects each tensor to be equal size")
+    spawned = diagnose(str(TESTS / "blind" / "dev35" / "run35b-spawn-worker-raise" / "log.txt"), engine=engine)
+    root = spawned.root_cause
+    assert root is not None and root.entry_id == "dataloader-worker-exception" and root.rank == 2
+    assert root.evidence.text.startswith("ValueError: corrupt record 34 in shard-02.bin")

@@ -129,6 +129,35 @@ def _follow_pointers(cands: list[Candidate]) -> None:
         cand.finding.role = Role.WRAPPER
 
 
+_ORIGINAL_REACH = 400  # lines from a re-raise report to the original exception it prints (the worker's frames)
+
+
+def _originals_below(cands: list[Candidate]) -> None:
+    """A report that re-raises another process's exception and prints it below (`Caught ValueError in DataLoader
+    worker process 2.`, `Original Traceback (most recent call last):`, the worker's frames, `ValueError: corrupt
+    record 34 ...`): the original exception says what failed. It becomes the report's evidence (the entry's fix
+    stays), and its own generic finding is left as context."""
+    for cand in cands:
+        kind = cand.finding.fields.get("exception")
+        if cand.entry is None or not cand.entry.original_below or not isinstance(kind, str):
+            continue
+        ev = cand.finding.evidence
+        raised = re.compile(rf"^\s*(?:[\w.]+\.)?{re.escape(kind)}\b")
+        # printed right below it by the same process (`Original Traceback` starts a traceback of its own)
+        originals = [c for c in cands if c is not cand and c.finding.generic and c.finding.evidence.file == ev.file
+                     and ev.seq < c.finding.evidence.seq <= ev.seq + _ORIGINAL_REACH
+                     and (ev.rank is None or c.finding.evidence.rank in (None, ev.rank))
+                     and raised.match(parse(c.finding.evidence.text).body)]
+        if not originals:
+            continue
+        original = min(originals, key=lambda c: c.finding.evidence.seq)
+        cand.finding.evidence = replace(original.finding.evidence, rank=ev.rank if ev.rank is not None
+                                        else original.finding.evidence.rank)
+        original.finding.fatal = False
+        original.finding.role = Role.CONTEXT
+        original.finding.reason = f"the original exception {cand.entry.id}'s report re-raised: its evidence"
+
+
 def _echoes(cands: list[Candidate], collection: Collection) -> None:
     """An abort on the way out, after a fatal error of its own stream (same file and rank), is that error's echo.
     The C++ runtime writes its abort report unprefixed: its rank is then the one rank the launcher saw die of
@@ -553,6 +582,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         _apply_refinements(cand, catalog)
         _apply_details(cand)
     _follow_pointers(cands)
+    _originals_below(cands)
     notes.extend(_restarts(cands, collection))
     _went_on_after(cands, collection)
     for cand in cands:

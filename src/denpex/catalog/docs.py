@@ -23,6 +23,8 @@ _FLAG_SENTENCES = (
      "own output names one."),
     ("echo_of_earlier_error", "After a fatal error of its own process (same file and rank) it is that error's echo: "
      "collateral, never the root cause."),
+    ("original_below", "It re-raises another process's exception and prints it below: that original exception's "
+     "line is the decisive line, and this entry's explanation and fix go with it."),
 )
 
 

@@ -242,6 +242,10 @@ class Entry:
     # a launcher's report of a child's exit (torchrun's summary, a spawner's kill report): its rank is a hint when
     # no rank's own output names one
     launcher_exit_report: bool = False
+    # the report re-raises another process's exception and prints it below (DataLoader's `Caught ValueError in
+    # DataLoader worker process 2.` then `Original Traceback ...`): that original exception, of the type its field
+    # `exception` names, is the decisive line; the entry's explanation and fix stay
+    original_below: bool = False
     references: list[str] = field(default_factory=list)
 
     def verify_shown(self, command: str = YOUR_COMMAND, log: str = SAVED_LOG) -> str:
