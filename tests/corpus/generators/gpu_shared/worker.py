@@ -86,6 +86,14 @@ Added for round 64:
   sdpa-mask     the bad rank runs SDPA with an integer (int64) padding mask
   gather-oob    the bad rank gathers label scores with indices one past the vocabulary: a device-side assert
   int-matmul    the bad rank multiplies its int64 token-count matrix with torch.mm on the GPU
+Added for round 69:
+  pin-oom       the bad rank allocates a 4 TiB pinned host staging buffer for its prefetcher
+  amp-dtype     the bad rank scores features it cached in fp16 with the fp32 head, outside autocast
+  mark-dynamic  the bad rank compiles a pooling helper after marking the batch dimension dynamic; the helper
+                branches on that size, so Dynamo must specialise it: a constraint violation
+  scaled-mm     the bad rank runs an fp8 probe through torch._scaled_mm with a row-major second operand
+  triton-assert the bad rank runs a user Triton kernel, compiled with debug on, whose tl.device_assert checks
+                that every token id is inside the vocabulary; one is not
 """
 from __future__ import annotations
 
@@ -108,7 +116,8 @@ SCENARIOS = ["ok", "ok-compiled", "oom", "assert", "ima", "cc-missing", "hang", 
              "nccl-shared", "gpu-spin", "event-timing", "oom-grow", "inductor-ima", "oom-optimizer",
              "cg-dynamic-ok", "deterministic", "fork-cuda", "autotune-fail", "cublas-thread", "deterministic-op",
              "recompile-limit", "flex-mask", "anomaly-nan", "scaler-bf16", "ckpt-recompute", "assert-async",
-             "clip-nonfinite", "sdpa-mask", "gather-oob", "int-matmul"]
+             "clip-nonfinite", "sdpa-mask", "gather-oob", "int-matmul", "pin-oom", "amp-dtype", "mark-dynamic",
+             "scaled-mm", "triton-assert"]
 VOCAB, DIM, SEQ, BATCH = 512, 256, 64, 8
 
 
@@ -327,6 +336,28 @@ def scaled_bf16_step(dev: torch.device) -> None:
     scaler.update()
 
 
+def pooled(x: torch.Tensor) -> torch.Tensor:
+    """A pooling helper that branches on the batch size (a special case for full batches)."""
+    if x.shape[0] == BATCH:
+        return x.mean(0)
+    return x.sum(0) / BATCH
+
+
+def checked_ids(ids: torch.Tensor) -> None:
+    """A user Triton kernel, built with debug on, that asserts every id is inside the vocabulary."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit(debug=True)
+    def check(ids_ptr, n, vocab, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(ids_ptr + offs, mask=offs < n, other=0)
+        tl.device_assert(v < vocab, "token id outside the vocabulary")
+
+    check[(triton.cdiv(ids.numel(), 128),)](ids, ids.numel(), VOCAB, BLOCK=128)
+    torch.cuda.synchronize()
+
+
 def checkpointed_block(dev: torch.device) -> None:
     from torch.utils.checkpoint import checkpoint
 
@@ -495,6 +526,29 @@ def train(rank: int, world: int, a: argparse.Namespace) -> None:
                 log.info("computing token co-occurrence counts")
                 counts = torch.randint(0, 5, (VOCAB, 64), device=dev)
                 log.info("co-occurrence total %d", torch.mm(counts, counts.T).sum().item())
+            elif a.scenario == "pin-oom":
+                log.info("allocating the pinned staging buffer for the prefetcher")
+                staging = torch.empty(1 << 42, dtype=torch.uint8, pin_memory=True)  # 4 TiB
+                del staging
+            elif a.scenario == "amp-dtype":
+                log.info("scoring cached eval features")
+                cached = torch.randn(BATCH, DIM, device=dev, dtype=torch.float16)  # cached under autocast
+                log.info("eval score %.4f", model.head(cached).float().mean().item())
+            elif a.scenario == "mark-dynamic":
+                log.info("pooling sequence features")
+                feats = torch.randn(BATCH, DIM, device=dev)
+                torch._dynamo.mark_dynamic(feats, 0)
+                log.info("pooled norm %.4f", torch.compile(pooled)(feats).norm().item())
+            elif a.scenario == "scaled-mm":
+                log.info("running the fp8 projection probe")
+                x8 = torch.randn(32, 64, device=dev).to(torch.float8_e4m3fn)
+                w8 = torch.randn(64, 32, device=dev).to(torch.float8_e4m3fn)  # row-major
+                one = torch.tensor(1.0, device=dev)
+                log.info("fp8 probe %.4f", torch._scaled_mm(x8, w8, scale_a=one, scale_b=one,
+                                                            out_dtype=torch.bfloat16).float().sum().item())
+            elif a.scenario == "triton-assert":
+                log.info("validating token ids")
+                checked_ids((tokens + VOCAB // 2).to(dev))
             elif a.scenario == "assert-async":
                 with torch.no_grad():
                     model.head.bias[7] = float("inf")  # a corrupted shard of the checkpoint
