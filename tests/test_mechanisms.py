@@ -2309,3 +2309,31 @@ def test_a_reraised_workers_exception_printed_below_its_report_is_the_decisive_l
     root = spawned.root_cause
     assert root is not None and root.entry_id == "dataloader-worker-exception" and root.rank == 2
     assert root.evidence.text.startswith("ValueError: corrupt record 34 in shard-02.bin")
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_fallback_that_fails_too_is_no_handled_error(engine: str, tmp_path):
+    # a real run (fixtures/mechanisms/fallback_then_fatal.sh): the TCPStore logs at INFO that it tries IPv4 after
+    # IPv6, IPv4 is taken too, and `python -m torch.distributed.run` dies of EADDRINUSE (its traceback starts in
+    # runpy's frames, then `<module>`). Pasted without the C++ backtrace, the traceback follows the INFO record
+    # directly: the record's words do not make that crash a handled error
+    log = (FIXTURES / "fallback_then_fatal.log").read_text()
+    pasted = re.sub(r"(?m)^(?:frame #\d+:.*|Exception raised from .*|<omitting python frames>|)\n", "", log)
+    for text in (log, pasted):
+        cut = tmp_path / "paste.log"
+        cut.write_text(text)
+        result = diagnose(str(cut), engine=engine)
+        assert result.verdict is Verdict.FAILURE and result.root_cause is not None
+        assert result.root_cause.entry_id == "store-address-in-use" and result.root_cause.fatal
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_reraise_report_cut_before_its_original_keeps_its_own_line(engine: str, tmp_path):
+    # the DataLoader report of dev67's public thread, cut right after its `Original Traceback` header (an excerpt):
+    # no original exception to take, so the report's own line stays the evidence
+    lines = (TESTS / "blind" / "dev67" / "gh-trmisr-7" / "log.txt").read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.log"
+    cut.write_text("".join(lines[:5]))
+    root = diagnose(str(cut), engine=engine).root_cause
+    assert root is not None and root.entry_id == "dataloader-worker-exception"
+    assert root.evidence.text == "RuntimeError: Caught RuntimeError in DataLoader worker process 0."

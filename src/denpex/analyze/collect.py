@@ -98,12 +98,14 @@ _HANDLED = re.compile(
     r"|[Ss]kipping (?:this |the )?(?:step|batch|iteration|sample|record|example)s?\b"
     # a record that says the program goes on: `could not push metrics to host:9, continuing`
     r"|,\s*continuing\b|[Cc]ontinuing (?:anyway|without)\b"
-    # a record that names the way it takes instead: `[c10d] Failed to bind to ipv6 address, trying ipv4.`
-    r"|\b[Ff]ailed to [^.;]{1,80}, (?:now )?trying\b"
     # torchelastic's agent after its workers finished: _exit_barrier logs the store's wait timeout with
     # logger.exception and the agent returns its workers' result (torch/distributed/elastic/agent/server/api.py)
     r"|Error waiting on exit barrier\b"
 )
+# an information record that names the way it takes instead (`[c10d] Failed to bind to ipv6 address, trying ipv4.`):
+# that record's own finding was handled; unlike _HANDLED, it says nothing of a traceback printed after it (the other
+# way may fail too, and raise)
+_FALLBACK = re.compile(r"\b[Ff]ailed to [^.;]{1,80}, (?:now )?trying\b")
 MESSAGE_GAP = 2  # plain lines this close, in one stream, belong to one message
 BURST_SECONDS = 1.0  # log records of one stream this close together, a few lines apart, report one event
 BURST_LINES = 6
@@ -242,7 +244,7 @@ class Collector:
             self._note_intro(line, block, ring)
         handled_record = line.level is not None and line.timestamp is not None and _HANDLED.search(line.body)
         self._after_handled_record[stream] = bool(handled_record)
-        if handled_record:
+        if handled_record or (line.level in ("I", "D") and line.timestamp is not None and _FALLBACK.search(line.body)):
             self.result.handled_events.add(self._record_event(line))
         claimed = False  # whether a catalog entry explains this exception line
         if match and kind is not Kind.FRAME:  # source echoed under `File ...` is not an event

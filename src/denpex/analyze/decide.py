@@ -129,33 +129,39 @@ def _follow_pointers(cands: list[Candidate]) -> None:
         cand.finding.role = Role.WRAPPER
 
 
-_ORIGINAL_REACH = 400  # lines from a re-raise report to the original exception it prints (the worker's frames)
+_ORIGINAL_GAP = 3  # lines from a re-raise report to the `Original Traceback` header it prints
 
 
 def _originals_below(cands: list[Candidate]) -> None:
     """A report that re-raises another process's exception and prints it below (`Caught ValueError in DataLoader
     worker process 2.`, `Original Traceback (most recent call last):`, the worker's frames, `ValueError: corrupt
-    record 34 ...`): the original exception says what failed. It becomes the report's evidence (the entry's fix
-    stays), and its own generic finding is left as context."""
+    record 34 ...`): the original exception says what failed. The last exception of that traceback (a chain prints
+    the raised one last) becomes the report's evidence, the entry's fix staying, and the chain's findings no entry
+    explains are left as context; a specific entry's finding there stands on its own. No `Original Traceback` right
+    below the report (a cut excerpt): the report keeps its own line."""
     for cand in cands:
         kind = cand.finding.fields.get("exception")
         if cand.entry is None or not cand.entry.original_below or not isinstance(kind, str):
             continue
         ev = cand.finding.evidence
-        raised = re.compile(rf"^\s*(?:[\w.]+\.)?{re.escape(kind)}\b")
-        # printed right below it by the same process (`Original Traceback` starts a traceback of its own)
-        originals = [c for c in cands if c is not cand and c.finding.generic and c.finding.evidence.file == ev.file
-                     and ev.seq < c.finding.evidence.seq <= ev.seq + _ORIGINAL_REACH
-                     and (ev.rank is None or c.finding.evidence.rank in (None, ev.rank))
-                     and raised.match(parse(c.finding.evidence.text).body)]
-        if not originals:
+        header = next((ln.seq for ln in cand.finding.context_after[:_ORIGINAL_GAP]
+                       if ln.body.lstrip().startswith("Original Traceback")), None)
+        if header is None or cand.block is None:
             continue
-        original = min(originals, key=lambda c: c.finding.evidence.seq)
+        # Python prints it as the report's message: the same traceback block, after that header
+        chain = [c for c in cands if c is not cand and c.block is not None
+                 and c.block.block_id == cand.block.block_id and c.finding.evidence.seq > header]
+        if not chain or not all(c.finding.generic for c in chain):
+            continue
+        original = max(chain, key=lambda c: c.finding.evidence.seq)
+        if not re.match(rf"\s*(?:[\w.]+\.)?{re.escape(kind)}\b", parse(original.finding.evidence.text).body):
+            continue
         cand.finding.evidence = replace(original.finding.evidence, rank=ev.rank if ev.rank is not None
                                         else original.finding.evidence.rank)
-        original.finding.fatal = False
-        original.finding.role = Role.CONTEXT
-        original.finding.reason = f"the original exception {cand.entry.id}'s report re-raised: its evidence"
+        for found in chain:
+            found.finding.fatal = False
+            found.finding.role = Role.CONTEXT
+            found.finding.reason = f"the original exception {cand.entry.id}'s report re-raised: its evidence"
 
 
 def _echoes(cands: list[Candidate], collection: Collection) -> None:
@@ -324,11 +330,16 @@ def _another_ranks(cause: Candidate, rank: int | None) -> bool:
     return other is not None and rank is not None and other != rank
 
 
+_RUNPY_FRAMES = 2  # frames `python -m` puts above a module's own (`<frozen runpy>` or runpy.py)
+
+
 def _from_the_top(cand: Candidate) -> bool:
     """A traceback that starts at `<module>`: the program's own crash, not an exception caught and logged where it
     happened (its traceback starts at the frame that caught it), whatever record came before it."""
     frames = cand.block.frames if cand.block is not None else []
-    return bool(frames) and "in <module>" in frames[0]
+    # `python -m torch.distributed.run ...` starts at runpy's frames, then the module's `<module>`
+    top = [f for f in frames[:_RUNPY_FRAMES + 1] if "runpy" not in f]
+    return bool(top) and "in <module>" in top[0]
 
 
 def _introduced_by(cand: Candidate, collection: Collection) -> tuple[int, int] | None:
