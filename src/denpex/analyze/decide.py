@@ -423,6 +423,31 @@ def _clocks_from_copies(cands: list[Candidate]) -> None:
                 cand.finding.evidence.timestamp = when
 
 
+# how long a report says it waited: `Timed out after 21 seconds`, `wait timeout after 20000ms`, `Timed out waiting
+# 15000ms for recv`, `Timeout(ms)=600000`, `ran for 600123 milliseconds before timing out`
+_WAITED = re.compile(r"(?:[Tt]imed out (?:after|waiting)|[Tt]imeout after|ran for)\s+(?P<n>\d+(?:\.\d+)?)"
+                     r"\s*(?P<unit>ms|milliseconds|s|sec|seconds)\b|Timeout\(ms\)=(?P<ms>\d+)")
+
+
+def _waits_after_their_bound(cands: list[Candidate]) -> None:
+    """A timeout's report with no clock of its own carries its stream's last clock, a time before the wait even
+    began (a rank's `Timed out after 21 seconds waiting for clients` under its last log record); the report came at
+    least the wait it states later. Against another input's error with a clock of its own, the bound alone made the
+    timeout look first (round 70's store host, 20 s before the rank it waited for failed)."""
+    for cand in cands:
+        ev = cand.finding.evidence
+        if ev.clocked or ev.timestamp is None or not cand.finding.fatal:
+            continue
+        found = _WAITED.search(parse(ev.text).body)
+        if found is None:
+            continue
+        if found.group("ms"):
+            seconds = float(found.group("ms")) / 1000
+        else:
+            seconds = float(found.group("n")) / (1000 if found.group("unit") in ("ms", "milliseconds") else 1)
+        ev.timestamp += seconds
+
+
 def _own_fine_clock(ev: Evidence) -> bool:
     """The line printed its own clock, finer than a whole second."""
     return ev.clocked and ev.timestamp is not None and not ev.timestamp.is_integer()
@@ -610,6 +635,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
             _survived(cand, "Python printed it as an exception it ignored (`Exception ignored in ...`: a destructor, "
                             "an atexit callback): the program went on")
     _clocks_from_copies(cands)
+    _waits_after_their_bound(cands)
     _echoes(cands, collection)  # after the errors the job lived through stopped being fatal: no echo of those
     _waited_on_the_dead(cands)
     _raised_handling_an_echo(cands)  # after the waits on the dead became echoes
