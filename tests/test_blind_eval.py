@@ -463,6 +463,11 @@ FLOORS = {
     # clean 3/3); split with seed 20261270; test70 by totals only (10/11 7/11 5/10 11/11, healthy clean 2/2)
     "dev70": {"category": 1.00, "decisive_line": 0.60, "rank": 0.55, "verdict": 1.00},
     "test70": {"category": 0.90, "decisive_line": 0.63, "rank": 0.50, "verdict": 1.00},
+    # round 71 (12 public threads: torch.compile's max-autotune and CUDA graphs failing on GPUs): scored whole once,
+    # blind, at a8c91c5 by totals only (6/10 10/10 3/3 9/10, healthy clean 2/2); split with seed 20261271; test71 by
+    # totals only (4/6 6/6 1/1 5/6, healthy clean 1/1)
+    "dev71": {"category": 0.50, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test71": {"category": 0.66, "decisive_line": 1.00, "rank": 1.00, "verdict": 0.83},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -475,7 +480,7 @@ def half(request):
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
-                                    "69", "70"])
+                                    "69", "70", "71"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -487,7 +492,7 @@ def test_blind_split_is_intact(suffix):
              "37": 32, "38": 23, "39": 23, "40": 21, "41": 23, "42": 16, "44": 21, "45": 35, "46": 22,
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
              "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26, "63": 13, "64": 4,
-             "65": 18, "66": 21, "67": 12, "68": 11, "69": 5, "70": 13}.get(suffix, 60)
+             "65": 18, "66": 21, "67": 12, "68": 11, "69": 5, "70": 13, "71": 7}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -565,7 +570,7 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev64": 0, "test64": 0, "dev65": 2, "test65": 2,
                     "dev66": 3, "test66": 3, "dev67": 2, "test67": 2,
                     "dev68": 2, "test68": 1, "dev69": 0, "test69": 0,
-                    "dev70": 1, "test70": 2}  # 9-13, 15, 17, 18: failures
+                    "dev70": 1, "test70": 2, "dev71": 1, "test71": 1}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):

@@ -2341,8 +2341,9 @@ def test_a_reraise_report_cut_before_its_original_keeps_its_own_line(engine: str
 
 @pytest.mark.parametrize("engine", ["auto", "lines"])
 def test_a_timeout_with_no_clock_of_its_own_came_at_least_its_wait_after_its_bound(engine: str):
-    # a shell loop of three ranks, one file each (real run, dev70): rank 2's MASTER_ADDR does not resolve (`gai error`, clocked
-    # 18:54:31.126); the store host, rank 0, reports `Timed out after 21 seconds waiting for clients` in a traceback
-    # whose only time is its last log record (18:54:31.110): the report came 21 s after that, so rank 2 failed first
+    # a shell loop of three ranks, one file each (real run, dev70): rank 2's MASTER_ADDR does not resolve (`gai
+    # error`, clocked 18:54:31.126); the store host, rank 0, reports `Timed out after 21 seconds waiting for clients`
+    # in a traceback whose only time is its last log record (18:54:31.110): the report came 21 s after that, so rank
+    # 2 failed first
     root = diagnose(str(TESTS / "blind" / "dev70" / "run-r68b-shell-env-bad-addr" / "ranks"), engine=engine).root_cause
     assert root is not None and root.entry_id == "store-host-unresolvable" and root.rank == 2
