@@ -22,8 +22,6 @@ _ATTEMPT_DIR = re.compile(r"[/\\]attempt_(\d+)[/\\]")
 _AGENT_FAILED = "failed (exitcode: "
 # failures a restarted attempt gets from the restart itself, not from a cause of its own
 _WAITING = ("dist.peer_or_store_failure", "dist.collective_timeout")
-# or from what the earlier attempt's crash left behind: a checkpoint it was writing, cut short
-_LEFT_BY_THE_CRASH = ("checkpoint-archive-unreadable",)
 _DIGITS = re.compile(r"\d+")
 
 
@@ -78,7 +76,7 @@ def earlier_attempts(cands: list[Candidate], attempt: dict[int, int]) -> tuple[l
     if last == 0:
         return [], None
     own = [c for c in cands if attempt[id(c)] == last and _own_line(c) and c.finding.role is Role.CAUSE
-           and c.finding.category not in _WAITING and c.finding.entry_id not in _LEFT_BY_THE_CRASH]
+           and c.finding.category not in _WAITING and not _left_by_a_crash(c)]
     if not own:
         return [], None  # the last attempt only failed to come back: the first attempt's cause decides
     earlier = [c for c in cands if attempt[id(c)] < last and c.finding.fatal]
@@ -96,7 +94,12 @@ def left_by_the_crash(cands: list[Candidate], attempt: dict[int, int]) -> list[C
     checkpoint cut short while it was written): echoes of that crash, not causes of their own."""
     if not any(attempt[id(c)] == 0 and c.finding.fatal and c.finding.role is Role.CAUSE for c in cands):
         return []
-    return [c for c in cands if attempt[id(c)] > 0 and c.finding.entry_id in _LEFT_BY_THE_CRASH]
+    return [c for c in cands if attempt[id(c)] > 0 and _left_by_a_crash(c)]
+
+
+def _left_by_a_crash(cand: Candidate) -> bool:
+    """Its entry reads what a crash leaves behind (catalog flag `left_by_a_crash`: a checkpoint cut short)."""
+    return cand.entry is not None and cand.entry.left_by_a_crash
 
 
 def recovered(cands: list[Candidate], progress: StreamProgress) -> tuple[list[Candidate], str | None]:

@@ -87,15 +87,18 @@ def _read_in_own_zone(cands: list[Candidate], spans: dict[str, ClockSpan]) -> tu
     """Clocks without a zone in an input whose other clocks say one: read in that zone, as absolute times."""
     out: dict[str, ClockSpan] = {}
     notes: list[str] = []
+    by_file: dict[str, list[Candidate]] = {}
+    for cand in cands:
+        by_file.setdefault(cand.finding.evidence.file, []).append(cand)
     for name, span in spans.items():
         zone = span.zone
         if zone is None:
             out[name] = span
             continue
         moved = False
-        for cand in cands:
+        for cand in by_file.get(name, []):
             ev = cand.finding.evidence
-            if ev.file == name and ev.timestamp is not None and ev.wall is not None:
+            if ev.timestamp is not None and ev.wall is not None:
                 when = ev.wall - zone
                 moved = moved or when != ev.timestamp
                 ev.timestamp, ev.wall = when, None

@@ -20,7 +20,8 @@ def date_copies_once(cands: list[Candidate]) -> None:
     them is the closest. A copy with no rank (`logger.exception` under a record whose format has none) joins the
     one rank whose copy has its text there; a launcher's summary quoting the error is not a copy (it is printed
     after the process died)."""
-    groups: dict[tuple[object, ...], list[Candidate]] = {}
+    # the same error (entry, role, text, attempt, folder) -> each rank's copies of it
+    copies: dict[tuple[object, ...], dict[int, list[Candidate]]] = {}
     rankless: list[tuple[tuple[object, ...], Candidate]] = []
     for cand in cands:
         ev = cand.finding.evidence
@@ -31,12 +32,12 @@ def date_copies_once(cands: list[Candidate]) -> None:
         if ev.rank is None:
             rankless.append((key, cand))
         elif named_rank(cand.finding.fields) is None:
-            groups.setdefault((*key, ev.rank), []).append(cand)
+            copies.setdefault(key, {}).setdefault(ev.rank, []).append(cand)
     for key, cand in rankless:
-        owners = [group for (*rest, _), group in groups.items() if tuple(rest) == key]
+        owners = copies.get(key, {})
         if len(owners) == 1:
-            owners[0].append(cand)
-    for group in groups.values():
+            next(iter(owners.values())).append(cand)
+    for group in (group for by_rank in copies.values() for group in by_rank.values()):
         if len(group) < 2 or (len({c.finding.evidence.file for c in group}) < 2
                               and all(c.finding.evidence.rank is not None for c in group)):
             continue

@@ -25,6 +25,8 @@ _FLAG_SENTENCES = (
      "collateral, never the root cause."),
     ("original_below", "It re-raises another process's exception and prints it below: that original exception's "
      "line is the decisive line, and this entry's explanation and fix go with it."),
+    ("left_by_a_crash", "It reads what a crash leaves behind: in an attempt torchelastic restarted after an earlier "
+     "attempt crashed, it is that crash's echo."),
 )
 
 

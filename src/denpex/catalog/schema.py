@@ -246,6 +246,9 @@ class Entry:
     # DataLoader worker process 2.` then `Original Traceback ...`): that original exception, of the type its field
     # `exception` names, is the decisive line; the entry's explanation and fix stay
     original_below: bool = False
+    # the report reads what a crash leaves behind (a checkpoint cut short while it was written): in a restarted
+    # attempt, after an earlier attempt crashed, it is that crash's echo, not a cause of its own
+    left_by_a_crash: bool = False
     references: list[str] = field(default_factory=list)
 
     def verify_shown(self, command: str = YOUR_COMMAND, log: str = SAVED_LOG) -> str:

@@ -62,8 +62,8 @@ def clock_span(source: Source) -> ClockSpan | None:
     if tail is not None:
         if len(tail) == SPAN_BYTES:
             tail = tail[tail.find(b"\n") + 1 :]  # the first piece may be a line's end
-        for piece in (tail[-_END_BYTES:], tail):  # the last lines first: most logs end on a clock
-            piece = piece[piece.find(b"\n") + 1 :] if len(piece) < len(tail) else piece
+        end = tail[-_END_BYTES:]
+        for piece in (end[end.find(b"\n") + 1 :], tail):  # the last lines first: most logs end on a clock
             last = next(_clocked(piece, reversed(list(_CLOCK.finditer(piece))), host_column, first.year), None)
             if last is not None:
                 break
