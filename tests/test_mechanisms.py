@@ -2347,3 +2347,44 @@ def test_a_timeout_with_no_clock_of_its_own_came_at_least_its_wait_after_its_bou
     # 2 failed first
     root = diagnose(str(TESTS / "blind" / "dev70" / "run-r68b-shell-env-bad-addr" / "ranks"), engine=engine).root_cause
     assert root is not None and root.entry_id == "store-host-unresolvable" and root.rank == 2
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_one_timeout_report_with_no_size_printed_names_no_absent_rank(engine: str):
+    # mp.spawn prints only process 1's gloo timeout (real run, dev29): the job's size is printed nowhere, so rank 0
+    # is not "the only rank absent from the reports" (ranks above 1 may exist as well): the reporter keeps the rank
+    root = diagnose(str(TESTS / "blind" / "dev29" / "run29a-spawn-syncdist-onerank" / "log.txt"),
+                    engine=engine).root_cause
+    assert root is not None and root.category == "dist.collective_timeout"
+    assert root.rank == 1 and root.rank_evidence != "absent_from_timeouts"
+    # two ranks each printed lines, one reported (public thread, dev61): the one that printed no timeout is absent
+    root = diagnose(str(TESTS / "blind" / "dev61" / "gh-pytorch-143536" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.rank == 1 and root.rank_evidence == "absent_from_timeouts"
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_size_check_in_a_pipeline_names_the_stage_that_sent(engine: str):
+    # torchrun, four pipeline stages with dist.send/recv (real run, dev53): stage 1 sent a (8, 32) activation where
+    # stage 2 posted a (8, 16) receive; gloo aborts the receiver, whose input comes from the stage before it, not
+    # from gloo's ring neighbour (the other ranks' tracebacks wait in `recv`)
+    root = diagnose(str(TESTS / "blind" / "dev53" / "run-r53b-torchrun-pipe-shape" / "log.txt"),
+                    engine=engine).root_cause
+    assert root is not None and root.category == "dist.collective_mismatch"
+    assert root.rank == 1 and root.rank_evidence == "desynchronised" and "point to point" in root.rank_reason
+    # a ring all_reduce (real run, dev50, 16 ranks): no point-to-point frames, the ring's sender is only named
+    ring = diagnose(str(TESTS / "blind" / "dev50" / "run-r50b-mpirun-mismatch-16" / "log.txt"), engine=engine)
+    assert ring.root_cause is not None and "point to point" not in ring.root_cause.rank_reason
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_wait_on_the_store_hosts_key_names_the_rank_that_never_joined(engine: str):
+    # mpirun, three ranks, env:// (real run, dev46): rank 2 warms a cache for 40 s before joining; rank 1 times out
+    # waiting on `/default_pg/0//cpu//0/0`, rank 0's key, because rank 0 hosts the store and waits for every client
+    # first (`2/3 clients joined`): rank 0's key names no culprit, the rank that never came does
+    root = diagnose(str(TESTS / "blind" / "dev46" / "run46b-mpirun-late" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.category == "dist.peer_or_store_failure"
+    assert "culprit_rank" not in root.fields and root.fields["key"].endswith("/0")
+    assert root.rank == 2 and root.rank_evidence == "absent_from_barrier"
+    # a peer's key still names that peer (real run, dev46: a duplicate rank leaves rank 2's key unwritten)
+    dup = diagnose(str(TESTS / "blind" / "dev46" / "run46b-torchrun-duprank" / "log.txt"), engine=engine).root_cause
+    assert dup is not None and dup.fields.get("culprit_rank") == "2" and dup.rank == 2

@@ -265,7 +265,11 @@ def _waited_for(cands: list[Candidate], collection: Collection,
     # workers tag their lines with a pid only)
     size = max([r + 1 for r in known if r is not None] + [collection.world_size or 0])
     missing = [r for r in range(0, size) if r not in reporters]
-    if len(missing) == 1:
+    # one report, no size printed, and a missing rank that printed nothing: the ranks below the reporter exist,
+    # but so may any number above it, so the one missing below it is not the only one absent
+    sized = collection.world_size is not None or len([r for r in reporters if r is not None]) >= 2 \
+        or all(r in collection.ranks for r in missing)
+    if len(missing) == 1 and sized:
         return missing[0], "absent_from_timeouts", (
             f"rank {missing[0]} is the only rank absent from the timeout reports of ranks "
             f"{span(sorted(r for r in reporters if r is not None))}: the others waited for it")
@@ -369,6 +373,28 @@ def _absent_from_barrier(root: Candidate, cands: list[Candidate],
         f"the store barrier counted {joined} of {world} ranks; {said}, so rank {missing[0]} never reached it")
 
 
+def _absent_from_store(root: Candidate, cands: list[Candidate],
+                       collection: Collection) -> tuple[int, str, str] | None:
+    """A wait on the store key of rank 0 (the catalog names no culprit for it: rank 0 hosts the store and waits for
+    every client before it creates the group): the one rank of the job that neither reported a store failure nor
+    is the host never joined."""
+    fields = root.finding.fields
+    if "key" not in fields or named_rank(fields) is not None or root.finding.category != "dist.peer_or_store_failure":
+        return None
+    reporters = {c.finding.evidence.rank for c in cands
+                 if c.finding.category == root.finding.category and c.finding.evidence.rank is not None}
+    if not reporters:
+        return None
+    known = set(collection.ranks) | set(range(collection.world_size or 0))
+    missing = sorted(known - reporters - {0})
+    if len(missing) != 1 or max(known) < max(reporters):
+        return None
+    return missing[0], "absent_from_barrier", (
+        f"ranks {span(sorted(reporters))} timed out waiting on the store of rank 0, which waits for every rank to "
+        f"connect before it creates the group; rank {missing[0]} is the only other rank of the job and reported "
+        "nothing: it never joined")
+
+
 def _int(value: object) -> int | None:
     return int(str(value)) if value is not None and str(value).isdigit() else None
 
@@ -432,7 +458,7 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         return
     if finding.rank_reason:  # already decided (odd one out)
         return
-    absent = _absent_from_barrier(root, cands, collection)
+    absent = _absent_from_barrier(root, cands, collection) or _absent_from_store(root, cands, collection)
     if absent is not None:
         finding.initiating_rank, finding.rank_evidence, finding.rank_reason = absent
         return
@@ -637,6 +663,18 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
     if offset is None or size is None or size <= max(rank, 1):
         return
     sender = (rank + offset) % size
+    if _point_to_point(cands) and size > 1:
+        # a pipeline's stage receives its activations from the stage before it, not gloo's ring neighbour: the
+        # size check failed on the first message of the step, the forward one (the first stage only gets gradients)
+        sender = rank - 1 if rank > 0 else 1
+        finding.fields["peer_rank"] = str(sender)
+        finding.initiating_rank = sender
+        finding.rank_evidence = "desynchronised"
+        finding.rank_reason = (
+            f"rank {rank} reported a message larger than it had posted a receive for, in a job whose ranks send "
+            f"and receive point to point (a pipeline): its input comes from rank {sender}, which sent the "
+            f"mismatched tensor (rank {rank} is the other candidate)")
+        return
     finding.fields["peer_rank"] = str(sender)
     speaking = _ranks_with_own_errors(cands)
     others = sorted(speaking - {rank, sender})
@@ -661,6 +699,24 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
     finding.rank_reason += (
         f"; rank {sender} {peer.says}: one of ranks {min(rank, sender)} and {max(rank, sender)} called a different "
         "collective (the reporter a smaller one, or the sender a larger one), and the log does not say which")
+
+
+_PIPELINE_FRAME = re.compile(r"[/\\]distributed[/\\]pipelining[/\\]")
+
+
+def _point_to_point(cands: list[Candidate]) -> bool:
+    """Did the job's ranks wait in point-to-point calls (`dist.recv`, `isend`), as their tracebacks show, or run
+    torch.distributed.pipelining (its frames, or its logger's lines near a report)? Then a message's sender is the
+    stage it came from, not a ring neighbour."""
+    for cand in cands:
+        for frame in cand.block.frames if cand.block is not None else []:
+            found = _C10D_FRAME.search(frame)
+            if (found and found.group(1) in _POINT_TO_POINT) or _PIPELINE_FRAME.search(frame):
+                return True
+        near = (cand.finding.evidence, *cand.finding.context_before, *cand.finding.context_after)
+        if any(_PIPELINE_FRAME.search(ln.text) for ln in near):
+            return True
+    return False
 
 
 _SCALAR_BYTES = 8  # a receive buffer this small holds one or two fp32/int64 elements: a per-step scalar collective
