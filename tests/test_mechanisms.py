@@ -2388,3 +2388,25 @@ def test_a_wait_on_the_store_hosts_key_names_the_rank_that_never_joined(engine: 
     # a peer's key still names that peer (real run, dev46: a duplicate rank leaves rank 2's key unwritten)
     dup = diagnose(str(TESTS / "blind" / "dev46" / "run46b-torchrun-duprank" / "log.txt"), engine=engine).root_cause
     assert dup is not None and dup.fields.get("culprit_rank") == "2" and dup.rank == 2
+
+
+def test_a_captured_raw_line_inside_a_json_record_is_parsed_as_the_line():
+    # a benchmark runner stores each line a rank printed, with its newline, under `data` (public thread, dev74);
+    # Docker's json-file driver under `log`: the line inside keeps its own prefixes; a logger's record is untouched
+    captured = parse('{"event": "line", "data": "[rank1]: torch.AcceleratorError: HIP error: unspecified launch '
+                     'failure\\n", "pipe": "stderr"}')
+    assert captured.rank == 1 and captured.body == "torch.AcceleratorError: HIP error: unspecified launch failure"
+    docker = parse('{"log":"[rank3]: RuntimeError: boom\\n","stream":"stderr","time":"2024-01-01T00:00:00Z"}')
+    assert docker.rank == 3 and docker.body == "RuntimeError: boom"
+    record = parse('{"level": "error", "rank": 2, "msg": "loss is nan", "data": "step 3"}')
+    assert record.rank == 2 and record.body == "loss is nan"
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_child_traceback_under_torchs_test_harness_header_is_that_process(engine: str):
+    # torch's MultiProcessTestCase prints `Process 1 exited with error code 10 and exception:` and the child's
+    # traceback with no prefix (public thread, dev74): the traceback is process 1's
+    root = diagnose(str(TESTS / "blind" / "dev74" / "gh-torch-xpu-ops-3376" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.category == "user.code_error"
+    assert root.evidence.text.startswith("AttributeError: module 'torch.xpu' has no attribute 'xccl'")
+    assert root.rank == 1

@@ -318,7 +318,9 @@ _RING_CONTEXT = 40  # lines before a timeout report searched for the collective 
 
 # torch.multiprocessing.spawn: the failed child's header (`-- Process 2 terminated with the following error:`) and,
 # once a child failed, its teardown of the others (`Terminating process 4600 via signal SIGTERM`)
-SPAWN_HEADER = "terminated with the following error"
+# torch's own multi-process tests (torch.testing._internal.common_distributed, MultiProcessTestCase) print a child's
+# traceback the same way: `Process 1 exited with error code 10 and exception:`
+SPAWN_HEADERS = ("terminated with the following error", "exited with error code")
 _SPAWN_TEARDOWN = "Terminating process"
 # what every report of spawn's about one child says: that header, `... terminated with exit code 1`, `... with signal
 # SIGABRT` (the catalog's launcher entries read the rank; this only tells spawn's reports from other launchers')

@@ -525,9 +525,11 @@ _SPAWN_REACH = 3  # lines from that header to the `Traceback` it introduces
 
 def _spawned_tracebacks(cands: list[Candidate]) -> None:
     """mp.spawn prints a failed process's own traceback under `-- Process N terminated with the following
-    error:`; its lines carry no prefix, yet they are process N's output (spawn's process index is its rank)."""
+    error:` (torch's MultiProcessTestCase under `Process N exited with error code 10 and exception:`); its lines
+    carry no prefix, yet they are process N's output (the process index is its rank)."""
     headers = [c for c in cands if c.entry is not None and c.entry.layer == "launcher"
-               and attribution.SPAWN_HEADER in c.finding.evidence.text and named_rank(c.finding.fields) is not None]
+               and any(h in c.finding.evidence.text for h in attribution.SPAWN_HEADERS)
+               and named_rank(c.finding.fields) is not None]
     for header in headers:
         ev = header.finding.evidence
         rank = named_rank(header.finding.fields)

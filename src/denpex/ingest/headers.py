@@ -77,6 +77,10 @@ HOST_COLUMN = r"(?!\d+: |rank\d)(?P<host>[a-z0-9][a-z0-9_.\-]{0,62}): "
 _COLON_HOST = re.compile("^" + HOST_COLUMN)
 # Docker's json-file driver stores each line as `{"log":"<the line>\n","stream":"stderr","time":"..."}`
 _DOCKER_JSON = '{"log":"'
+# other capturers wrap a program's raw output lines the same way, under another key: a benchmark runner's
+# `{"event": "line", "data": "[rank1]: torch.AcceleratorError: ...\n", "pipe": "stderr"}` (milabench), a shipper's
+# `{"output": ...}`; the captured line keeps its newline, which a logger's own message does not have
+_CAPTURED_LINE_KEYS = ("log", "data", "line", "output")
 _WORKER_RANK = re.compile(r"(?<![A-Za-z])(?:TP|rank|Rank|RANK|worker|Worker)[_ =]?(\d+)\b")
 _QUOTE = re.compile(r"^(?:> )+(?=\S)")
 # a clock a log shipper or `ts` put before the job's own line: `18:19:06.687 [rank2]:[F205 ...`,
@@ -266,14 +270,23 @@ def _json_record(text: str, head: Header) -> str:
     return text
 
 
-def _docker_line(text: str) -> str:
-    """The line a container printed, out of Docker's json-file record; anything else is left as it was."""
+def _captured_line(text: str) -> str:
+    """The line a program printed, out of the JSON record its capturer wrapped it in (Docker's json-file record
+    under `log`; a raw line with its newline under another of _CAPTURED_LINE_KEYS); anything else is left as it
+    was."""
     try:
         record = json.loads(text)
     except ValueError:
         return text
-    line = record.get("log") if isinstance(record, dict) else None
-    return line.rstrip("\r\n") if isinstance(line, str) and "\n" not in line.rstrip("\r\n") else text
+    if not isinstance(record, dict):
+        return text
+    for key in _CAPTURED_LINE_KEYS:
+        line = record.get(key)
+        if not isinstance(line, str) or (key != "log" and not line.endswith("\n")):
+            continue
+        bare = line.rstrip("\r\n")
+        return bare if "\n" not in bare else text
+    return text
 
 
 def _structured_exception(record: dict[str, object]) -> str | None:
@@ -340,8 +353,8 @@ def parse(text: str, year: int | None = None, host_column: bool = False) -> Head
     `year` is the year of an earlier dated line of the same file, for stamps that carry none; `host_column`: the
     input is a cluster shell's, every line led by `host: ` (ingest.host_column).
     """
-    if text.startswith(_DOCKER_JSON) and len(text) < _JSON_RECORD_MAX:
-        text = _docker_line(text)
+    if text.startswith('{"') and len(text) < _JSON_RECORD_MAX and (text.startswith(_DOCKER_JSON) or '\\n"' in text):
+        text = _captured_line(text)
     head = Header(body=text)
     rest = text
     if rest[:1] in _COLLECTOR_FIRST and (collected := _COLLECTOR.match(rest)) is not None:
