@@ -485,6 +485,20 @@ FLOORS = {
     # 13/16, healthy clean 3/3); split with seed 20261274; test74 by totals only (2/8 6/8 3/3 7/8, healthy clean 1/1)
     "dev74": {"category": 0.75, "decisive_line": 0.75, "rank": 0.00, "verdict": 0.75},
     "test74": {"category": 0.25, "decisive_line": 0.75, "rank": 1.00, "verdict": 0.87},
+    # round 75 (43 CPU runs: checkpointing and object collectives failing on one rank (torch.distributed.checkpoint
+    # save/load/async_save, per-rank torch.save/torch.load, all_gather_object/broadcast_object_list/gather/scatter), and
+    # multi-rank failures written through logging setups that carry the rank in a field (stdlib Filter/LoggerAdapter,
+    # python-json-logger, json.dumps, loguru, structlog, RichHandler, per-rank files)): scored whole once, blind, at
+    # e4601ed by totals only (34/37 31/37 35/37 37/37, healthy clean 6/6); split with seed 20261275; test75 by totals
+    # only (17/18 16/18 18/18 18/18, healthy clean 3/3)
+    "dev75": {"category": 0.89, "decisive_line": 0.78, "rank": 0.89, "verdict": 1.00},
+    "test75": {"category": 0.94, "decisive_line": 0.88, "rank": 1.00, "verdict": 1.00},
+    # round 76 (7 public threads: multi-worker failures as printed by cluster job runners other than torchrun and SLURM:
+    # Ray Train, KubeRay, Kubeflow Trainer, SageMaker and Azure images): scored whole once, blind, at d09a361 by totals
+    # only (2/4 2/4 0/0 3/4, healthy clean 2/3); split with seed 20261276; test76 by totals only (0/2 0/2 0/0 1/2,
+    # healthy clean 1/1)
+    "dev76": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test76": {"category": 0.00, "decisive_line": 0.00, "rank": 1.00, "verdict": 0.50},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -497,7 +511,7 @@ def half(request):
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
-                                    "69", "70", "71", "72", "73", "74"])
+                                    "69", "70", "71", "72", "73", "74", "75", "76"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -510,7 +524,7 @@ def test_blind_split_is_intact(suffix):
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
              "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26, "63": 13, "64": 4,
              "65": 18, "66": 21, "67": 12, "68": 11, "69": 5, "70": 13, "71": 7, "72": 10, "73": 9,
-             "74": 9}.get(suffix, 60)
+             "74": 9, "75": 21, "76": 3}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -556,7 +570,7 @@ def test_rates_hold_their_floor(half, check):
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
                                    "dev33": 1, "test33": 2,
                                    "dev34": 1, "test34": 2, "test36": 1, "dev38": 4, "test38": 1,
-                                   "dev48": 2, "test48": 1, "test55": 1}
+                                   "dev48": 2, "test48": 1, "test55": 1, "dev76": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -590,7 +604,9 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev68": 2, "test68": 1, "dev69": 0, "test69": 0,
                     "dev70": 1, "test70": 2, "dev71": 1, "test71": 1,
                     "dev72": 2, "test72": 1, "dev73": 0, "test73": 1,
-                    "dev74": 2, "test74": 1}  # 9-13, 15, 17, 18: failures
+                    "dev74": 2, "test74": 1,
+                    "dev75": 3, "test75": 3,
+                    "dev76": 2, "test76": 1}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
