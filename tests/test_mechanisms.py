@@ -2410,3 +2410,18 @@ def test_a_child_traceback_under_torchs_test_harness_header_is_that_process(engi
     assert root is not None and root.category == "user.code_error"
     assert root.evidence.text.startswith("AttributeError: module 'torch.xpu' has no attribute 'xccl'")
     assert root.rank == 1
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_an_error_every_rank_quotes_is_shown_as_its_own_rank_printed_it(engine: str):
+    # torch.distributed.checkpoint re-raises the failed rank's traceback on every rank under `(RANK 2)` (real runs,
+    # dev75): rank 2's error, shown from rank 2's own copy, not from the first rank that quoted it
+    root = diagnose(str(TESTS / "blind" / "dev75" / "run-r75a-torchrun-dcp-load-missing-key-r2" / "log.txt"),
+                    engine=engine).root_cause
+    assert root is not None and root.entry_id == "state-dict-key-mismatch" and root.rank == 2
+    assert root.evidence.text.startswith("[rank2]: RuntimeError: Missing key in checkpoint state_dict")
+    # per-rank files: four ranks quote rank 3's KeyError, rank 3's own file last; its copy is kept and shown
+    folder = TESTS / "blind" / "dev75" / "run-r75a-torchrun-logdir-dcp-planner-raise-r3" / "ranks"
+    root = diagnose(str(folder), engine=engine).root_cause
+    assert root is not None and root.rank == 3 and root.evidence.text == "[rank3]: KeyError: 'ema'"
+    assert root.evidence.file.endswith("attempt_0/3/stderr.log")

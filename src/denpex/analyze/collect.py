@@ -163,6 +163,7 @@ class Collector:
         self._rings: dict[str, deque[Line]] = {}
         self._kept: dict[tuple[str, int | None, Role], Candidate] = {}
         self._kept_count: dict[tuple[str, int | None, Role], int] = self.result.counts
+        self._own_copy_kept: set[tuple[str, int | None, Role]] = set()  # keys whose quoted rank's own copy is kept
         self._pending_after: list[Candidate] = []
         self._last_time: dict[tuple[str, int | None], float] = {}
         self._last_time_in_file: dict[str, tuple[float, int]] = {}  # (clock, line number)
@@ -574,8 +575,12 @@ class Collector:
         first = self._kept.get(key)
         if first is not None:
             first.finding.count = count
-            if count > KEEP_PER_KEY:
+            # the quoted rank's own copy of its error is kept however many ranks quoted it first
+            own = block is not None and block.about_rank is not None and line.rank == rank
+            if count > KEEP_PER_KEY and not (own and key not in self._own_copy_kept):
                 return
+            if own:
+                self._own_copy_kept.add(key)
         # lines inside a traceback carry no timestamp: use the last one this stream printed
         when = line.timestamp if line.timestamp is not None else self._last_time.get((line.file, line.rank))
         wall = line.wall if line.timestamp is not None else self._last_wall.get((line.file, line.rank))

@@ -591,7 +591,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     if fatal:
         verdict = Verdict.FAILURE
         best = min(_tier(c) for c in fatal)
-        root = _pick(_timeouts_before_losses([c for c in fatal if _tier(c) == best]), notes)
+        root = _own_copy(_pick(_timeouts_before_losses([c for c in fatal if _tier(c) == best]), notes), fatal)
         root.finding.reason = root.finding.reason or _why(root, fatal)
     elif warnings:
         verdict = Verdict.WARNING
@@ -619,6 +619,22 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
         notes=notes,
         collateral=_collateral_groups(cands, collection),
     )
+
+
+def _own_copy(root: Candidate, fatal: list[Candidate]) -> Candidate:
+    """A rank's error that another rank quoted (torch.distributed.checkpoint re-raises every failed rank's
+    traceback on every rank, under `(RANK 2)`) is best shown as the failed rank printed it: the same error, from
+    the same entry, on a line of that rank's own."""
+    rank = root.finding.evidence.rank
+    printer = parse(root.finding.evidence.text).rank
+    quoted = root.block is not None and root.block.about_rank is not None and root.block.about_rank == rank
+    if rank is None or printer is None or printer == rank or not quoted:
+        return root
+    body = parse(root.finding.evidence.text).body
+    own = [c for c in fatal if c.finding.entry_id == root.finding.entry_id and c.finding.role is root.finding.role
+           and c.finding.evidence.rank == rank and parse(c.finding.evidence.text).rank == rank
+           and parse(c.finding.evidence.text).body == body]
+    return min(own, key=lambda c: c.finding.evidence.seq) if own else root
 
 
 # what the other ranks report when one rank stopped keeping step: timeouts, lost peers, collectives that disagree
