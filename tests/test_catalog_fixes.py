@@ -374,7 +374,7 @@ def test_fix_removes_signature(case: Case, runs) -> None:
 # hung twice (240 s timeout) instead of raising its shm error; alone it fails in ~2 s, as the fixture shows.
 SERIAL_CASES = [
     # docker's default 64 MiB /dev/shm (a private tmpfs, as dataloader-shm-too-small.sh mounts it)
-    Case("dataloader-shm-too-small", "dataloader-shm-too-small.py", (("num_workers=4", "num_workers=0"),),
+    Case("shared-memory-exhausted", "dataloader-shm-too-small.py", (("num_workers=4", "num_workers=0"),),
          launch="shm-64m"),
     # a 1 GiB memory cgroup, as dataloader-worker-oom-killed.sh sets up; the fix: no unbounded per-worker cache
     Case("dataloader-worker-oom-killed", "dataloader-worker-oom-killed.py", ((
