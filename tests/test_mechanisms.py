@@ -2388,6 +2388,11 @@ def test_a_wait_on_the_store_hosts_key_names_the_rank_that_never_joined(engine: 
     # a peer's key still names that peer (real run, dev46: a duplicate rank leaves rank 2's key unwritten)
     dup = diagnose(str(TESTS / "blind" / "dev46" / "run46b-torchrun-duprank" / "log.txt"), engine=engine).root_cause
     assert dup is not None and dup.fields.get("culprit_rank") == "2" and dup.rank == 2
+    # under torchrun the agent hosts the store: ranks 1 and 2 (unprefixed tracebacks) waiting on rank 0's key mean
+    # rank 0 never came (a real run, fixtures/mechanisms/store_key_of_a_late_first_rank.sh: rank 0 sleeps 40 s)
+    late = diagnose(str(FIXTURES / "store_key_of_a_late_first_rank.log"), engine=engine).root_cause
+    assert late is not None and late.entry_id == "store-bind-or-connect-failed" and late.rank == 0
+    assert "agent hosts the store" in late.rank_reason
 
 
 def test_a_captured_raw_line_inside_a_json_record_is_parsed_as_the_line():
@@ -2400,6 +2405,12 @@ def test_a_captured_raw_line_inside_a_json_record_is_parsed_as_the_line():
     assert docker.rank == 3 and docker.body == "RuntimeError: boom"
     record = parse('{"level": "error", "rank": 2, "msg": "loss is nan", "data": "step 3"}')
     assert record.rank == 2 and record.body == "loss is nan"
+    # a logger's record whose extra fields happen to end in a newline, or use `log` for the logger's name, is the
+    # logger's own record, not a capturer's envelope
+    record = parse('{"level": "error", "rank": 2, "msg": "RuntimeError: boom", "data": "x\\n"}')
+    assert record.rank == 2 and record.body == "RuntimeError: boom"
+    record = parse('{"level": "error", "log": "trainer", "rank": 1, "msg": "loss is nan"}')
+    assert record.rank == 1 and record.body == "loss is nan"
 
 
 @pytest.mark.parametrize("engine", ["auto", "lines"])
@@ -2424,4 +2435,28 @@ def test_an_error_every_rank_quotes_is_shown_as_its_own_rank_printed_it(engine: 
     folder = TESTS / "blind" / "dev75" / "run-r75a-torchrun-logdir-dcp-planner-raise-r3" / "ranks"
     root = diagnose(str(folder), engine=engine).root_cause
     assert root is not None and root.rank == 3 and root.evidence.text == "[rank3]: KeyError: 'ema'"
+    assert root.evidence.file.endswith("attempt_0/3/stderr.log")
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_the_torchscript_interpreters_report_gives_way_to_the_error_it_prints_below(engine: str):
+    # `RuntimeError: The following operation failed in the TorchScript interpreter.`, then `Traceback of TorchScript
+    # (most recent call last):`, the scripted source with `<--- HERE`, and the original `RuntimeError: selected index
+    # k out of range` (a public DeepSpeed thread, dev81): the original is the decisive line
+    root = diagnose(str(TESTS / "blind" / "dev81" / "gh-deepspeed-5353" / "log.txt"), engine=engine).root_cause
+    assert root is not None and root.entry_id == "torchscript-interpreter-error"
+    assert root.evidence.text == "RuntimeError: selected index k out of range"
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_an_own_copy_is_found_by_the_file_it_is_in_without_a_prefix(engine: str, tmp_path):
+    # the dev75 per-rank files with torchrun's `[rankN]:` prefixes removed (files named by rank, as older releases
+    # and other launchers write them): rank 3's own file still gives its copy of the quoted KeyError
+    source = TESTS / "blind" / "dev75" / "run-r75a-torchrun-logdir-dcp-planner-raise-r3" / "ranks"
+    for path in source.rglob("*.log"):
+        target = tmp_path / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(re.sub(r"(?m)^\[rank\d+\]: ?", "", path.read_text()))
+    root = diagnose(str(tmp_path), engine=engine).root_cause
+    assert root is not None and root.rank == 3 and root.evidence.text == "KeyError: 'ema'"
     assert root.evidence.file.endswith("attempt_0/3/stderr.log")

@@ -375,26 +375,52 @@ def _absent_from_barrier(root: Candidate, cands: list[Candidate],
         f"the store barrier counted {joined} of {world} ranks; {said}, so rank {missing[0]} never reached it")
 
 
+# the key ProcessGroupGloo's rendezvous waits on for rank 0's address (`/default_pg/0//cpu//0/0`, `/0//cuda//0/0`)
+_GROUP_KEY_OF_RANK_0 = re.compile(r"//(?:cpu|cuda)//\d+/0$")
+
+
+def _under_torchrun(cands: list[Candidate]) -> bool:
+    """Did torchelastic's agent launch the job (its own log records, its ChildFailedError summary)?"""
+    return any(c.entry is not None and c.entry.layer == "launcher"
+               and ("distributed/elastic" in c.finding.evidence.text or "ChildFailedError" in c.finding.evidence.text)
+               for c in cands)
+
+
 def _absent_from_store(root: Candidate, cands: list[Candidate],
                        collection: Collection) -> tuple[int, str, str] | None:
-    """A wait on the store key of rank 0 (the catalog names no culprit for it: rank 0 hosts the store and waits for
-    every client before it creates the group): the one rank of the job that neither reported a store failure nor
-    is the host never joined."""
+    """A wait on rank 0's key of the group's rendezvous (the catalog names no culprit for it). Under torchrun the
+    agent hosts the store and rank 0 itself never came. Where rank 0 hosts it (env:// under mp.spawn, mpirun, a
+    shell loop: `Timed out after 16 seconds waiting for clients. 2/3 clients joined`), rank 0 waits for every
+    client before it creates the group: the one rank that neither reported nor hosts never joined."""
     fields = root.finding.fields
-    if "key" not in fields or named_rank(fields) is not None or root.finding.category != "dist.peer_or_store_failure":
+    key = str(fields.get("key", ""))
+    if not _GROUP_KEY_OF_RANK_0.search(key) or named_rank(fields) is not None \
+            or root.finding.category != "dist.peer_or_store_failure":
         return None
+    hosted = any("joined" in c.finding.fields and "world_size" in c.finding.fields for c in cands)
+    if not hosted and _under_torchrun(cands):
+        # torchrun's agent hosts the store: rank 0 waits for no one, so its key is missing because rank 0 itself
+        # never reached the group
+        return 0, "named_in_message", (
+            "named in the message: the ranks waited on rank 0's key of the group's rendezvous; under torchrun the "
+            "agent hosts the store, so rank 0 never created the group")
     reporters = {c.finding.evidence.rank for c in cands
                  if c.finding.category == root.finding.category and c.finding.evidence.rank is not None}
     if not reporters:
         return None
     known = set(collection.ranks) | set(range(collection.world_size or 0))
     missing = sorted(known - reporters - {0})
+    if not missing and 0 not in reporters and len(known) >= 2:
+        # every other rank waited on rank 0's key and rank 0 said nothing: rank 0 never got to the group
+        return 0, "absent_from_barrier", (
+            f"ranks {span(sorted(reporters))} timed out waiting on rank 0's key of the group's rendezvous and rank 0 "
+            "reported nothing: it never created the group")
     if len(missing) != 1 or max(known) < max(reporters):
         return None
     return missing[0], "absent_from_barrier", (
-        f"ranks {span(sorted(reporters))} timed out waiting on the store of rank 0, which waits for every rank to "
-        f"connect before it creates the group; rank {missing[0]} is the only other rank of the job and reported "
-        "nothing: it never joined")
+        f"ranks {span(sorted(reporters))} timed out waiting on rank 0's key of the group's rendezvous; rank 0 hosts "
+        f"the store and waits for every rank to connect before it creates the group, and rank {missing[0]} is the "
+        "only other rank of the job and reported nothing: it never joined")
 
 
 def _int(value: object) -> int | None:
@@ -665,17 +691,18 @@ def _message_peer(root: Candidate, cands: list[Candidate], collection: Collectio
     if offset is None or size is None or size <= max(rank, 1):
         return
     sender = (rank + offset) % size
-    if _point_to_point(cands) and size > 1:
+    if rank > 0 and _point_to_point(cands):
         # a pipeline's stage receives its activations from the stage before it, not gloo's ring neighbour: the
-        # size check failed on the first message of the step, the forward one (the first stage only gets gradients)
-        sender = rank - 1 if rank > 0 else 1
+        # size check failed on the first message of the step, the forward one. A likely sender, not a certain one:
+        # an interleaved schedule, stages spread over data-parallel groups or a gradient's receive differ
+        sender = rank - 1
         finding.fields["peer_rank"] = str(sender)
         finding.initiating_rank = sender
         finding.rank_evidence = "desynchronised"
         finding.rank_reason = (
-            f"rank {rank} reported a message larger than it had posted a receive for, in a job whose ranks send "
-            f"and receive point to point (a pipeline): its input comes from rank {sender}, which sent the "
-            f"mismatched tensor (rank {rank} is the other candidate)")
+            f"rank {rank} reported a message larger than it had posted a receive for, in a job whose ranks only "
+            f"send and receive point to point (a pipeline): its forward input most likely comes from rank "
+            f"{sender}, which would have sent the mismatched tensor (rank {rank} is the other candidate)")
         return
     finding.fields["peer_rank"] = str(sender)
     speaking = _ranks_with_own_errors(cands)
@@ -710,15 +737,17 @@ def _point_to_point(cands: list[Candidate]) -> bool:
     """Did the job's ranks wait in point-to-point calls (`dist.recv`, `isend`), as their tracebacks show, or run
     torch.distributed.pipelining (its frames, or its logger's lines near a report)? Then a message's sender is the
     stage it came from, not a ring neighbour."""
+    seen = False
     for cand in cands:
-        for frame in cand.block.frames if cand.block is not None else []:
-            found = _C10D_FRAME.search(frame)
-            if (found and found.group(1) in _POINT_TO_POINT) or _PIPELINE_FRAME.search(frame):
-                return True
+        frames = cand.block.frames if cand.block is not None else []
+        calls = [m.group(1) for m in map(_C10D_FRAME.search, frames) if m]
+        if calls and calls[-1] not in _POINT_TO_POINT:
+            return False  # a rank waited in a collective (a pipeline with data parallelism): not only sends
+        if (calls and calls[-1] in _POINT_TO_POINT) or any(_PIPELINE_FRAME.search(frame) for frame in frames):
+            seen = True
         near = (cand.finding.evidence, *cand.finding.context_before, *cand.finding.context_after)
-        if any(_PIPELINE_FRAME.search(ln.text) for ln in near):
-            return True
-    return False
+        seen = seen or any(_PIPELINE_FRAME.search(ln.text) for ln in near)
+    return seen
 
 
 _SCALAR_BYTES = 8  # a receive buffer this small holds one or two fp32/int64 elements: a per-step scalar collective

@@ -128,6 +128,7 @@ class Candidate:
     slot: int | None = None  # its rank is only a launcher's number for the process (analyze.slots)
     # the line of the exception whose message it is in (its block's exception when it was read), else None
     under_exception: int | None = None
+    printed_by: int | None = None  # the rank whose output the line is (its prefix, or its per-rank file)
 
 
 @dataclass
@@ -623,6 +624,7 @@ class Collector:
         after = max(AFTER_LINES, detail_reach) if keep_context else detail_reach
         candidate = Candidate(finding, entry, event, priority, block, after, steps_before=candidate_steps)
         candidate.ranks_before = tuple(ln.rank for ln in list(ring)[-3:])
+        candidate.printed_by = line.rank
         candidate.slot = slot if slot is not None and rank == slot else None
         if block is not None and block.exception is not None and block.exception.seq < line.seq:
             candidate.under_exception = block.exception.seq

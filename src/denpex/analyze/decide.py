@@ -129,6 +129,11 @@ def _follow_pointers(cands: list[Candidate]) -> None:
 
 
 _ORIGINAL_GAP = 3  # lines from a re-raise report to the `Original Traceback` header it prints
+# the headers under which a re-raise report prints the original exception: DataLoader's worker traceback, and the
+# TorchScript interpreter's (`The following operation failed in the TorchScript interpreter.` then `Traceback of
+# TorchScript (most recent call last):`, the scripted frames, and the original `RuntimeError: ...`)
+_ORIGINAL_HEADERS = ("Original Traceback", "Traceback of TorchScript")
+_ORIGINAL_REACH = 60  # lines from that header to the original exception, when the tracker split them
 
 
 def _originals_below(cands: list[Candidate]) -> None:
@@ -139,21 +144,29 @@ def _originals_below(cands: list[Candidate]) -> None:
     explains are left as context; a specific entry's finding there stands on its own. No `Original Traceback` right
     below the report (a cut excerpt): the report keeps its own line."""
     for cand in cands:
-        kind = cand.finding.fields.get("exception")
-        if cand.entry is None or not cand.entry.original_below or not isinstance(kind, str):
+        kind = cand.finding.fields.get("exception")  # the original's type, where the report names it
+        if cand.entry is None or not cand.entry.original_below:
             continue
         ev = cand.finding.evidence
         header = next((ln.seq for ln in cand.finding.context_after[:_ORIGINAL_GAP]
-                       if ln.body.lstrip().startswith("Original Traceback")), None)
+                       if ln.body.lstrip().startswith(_ORIGINAL_HEADERS)), None)
         if header is None or cand.block is None:
             continue
-        # Python prints it as the report's message: the same traceback block, after that header
-        chain = [c for c in cands if c is not cand and c.block is not None
-                 and c.block.block_id == cand.block.block_id and c.finding.evidence.seq > header]
+        # Python prints it as the report's message: the same traceback block, after that header (or blocks that
+        # begin at or after it, where it reads as a traceback of its own: TorchScript's, whose scripted source lines
+        # end Python's frames), up to the next traceback of another report
+        below = [c for c in cands if c is not cand and c.block is not None and c.finding.evidence.seq > header
+                 and c.finding.evidence.file == ev.file]
+        chain = [c for c in below if c.block is not None and c.block.block_id == cand.block.block_id]
+        split = [c for c in below if c.block is not None and header <= c.block.header.seq <= header + _ORIGINAL_REACH]
+        if not chain and split:  # the first block below the header only
+            first = min(split, key=lambda c: c.block.header.seq if c.block is not None else 0).block
+            chain = [c for c in split if c.block is first]
         if not chain or not all(c.finding.generic for c in chain):
             continue
         original = max(chain, key=lambda c: c.finding.evidence.seq)
-        if not re.match(rf"\s*(?:[\w.]+\.)?{re.escape(kind)}\b", parse(original.finding.evidence.text).body):
+        if isinstance(kind, str) and not re.match(rf"\s*(?:[\w.]+\.)?{re.escape(kind)}\b",
+                                                  parse(original.finding.evidence.text).body):
             continue
         cand.finding.evidence = replace(original.finding.evidence, rank=ev.rank if ev.rank is not None
                                         else original.finding.evidence.rank)
@@ -626,13 +639,13 @@ def _own_copy(root: Candidate, fatal: list[Candidate]) -> Candidate:
     traceback on every rank, under `(RANK 2)`) is best shown as the failed rank printed it: the same error, from
     the same entry, on a line of that rank's own."""
     rank = root.finding.evidence.rank
-    printer = parse(root.finding.evidence.text).rank
+    printer = root.printed_by
     quoted = root.block is not None and root.block.about_rank is not None and root.block.about_rank == rank
     if rank is None or printer is None or printer == rank or not quoted:
         return root
     body = parse(root.finding.evidence.text).body
     own = [c for c in fatal if c.finding.entry_id == root.finding.entry_id and c.finding.role is root.finding.role
-           and c.finding.evidence.rank == rank and parse(c.finding.evidence.text).rank == rank
+           and c.finding.evidence.rank == rank and c.printed_by == rank
            and parse(c.finding.evidence.text).body == body]
     return min(own, key=lambda c: c.finding.evidence.seq) if own else root
 

@@ -14,7 +14,10 @@ from enum import Enum
 
 from denpex.model import Line
 
-TRACEBACK_HEADER = re.compile(r"^(?:Original )?Traceback \(most recent call last\):")
+# and the TorchScript interpreter's, under its report (`Traceback of TorchScript (most recent call last):`, also
+# `..., serialized code` / `..., original code` for loaded models)
+TRACEBACK_HEADER = re.compile(
+    r"^(?:Original )?Traceback(?: of TorchScript(?:, (?:serialized|original) code)?)? \(most recent call last\):")
 # IPython/Jupyter print the exception class first: `CacheLimitExceeded      Traceback (most recent call last)`
 _IPYTHON_HEADER = re.compile(r"^(?P<exc>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
 # IPython's frames: `Cell In[21], line 5`, `File ~/x.py:451, in f(...)`, `----> 5     result = run()`, `~/x.py in f()`,

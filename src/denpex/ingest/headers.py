@@ -280,9 +280,12 @@ def _captured_line(text: str) -> str:
         return text
     if not isinstance(record, dict):
         return text
+    docker = text.startswith(_DOCKER_JSON)
+    if not docker and any(k in record for k in (*_JSON_MESSAGE_KEYS[:2], *_JSON_LEVEL_KEYS)):
+        return text  # a logger's own record (its message under `msg`): not a capturer's envelope
     for key in _CAPTURED_LINE_KEYS:
         line = record.get(key)
-        if not isinstance(line, str) or (key != "log" and not line.endswith("\n")):
+        if not isinstance(line, str) or not (line.endswith("\n") or (docker and key == "log")):
             continue
         bare = line.rstrip("\r\n")
         return bare if "\n" not in bare else text
