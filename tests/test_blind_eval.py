@@ -524,6 +524,12 @@ FLOORS = {
     # 20261282; test82 by totals only (8/10 10/10 7/10 10/10, healthy clean 2/2)
     "dev82": {"category": 0.66, "decisive_line": 1.00, "rank": 0.77, "verdict": 1.00},
     "test82": {"category": 0.80, "decisive_line": 1.00, "rank": 0.70, "verdict": 1.00},
+    # round 83 (40 public threads: PyTorch/XLA and JAX on TPUs and GPUs (HBM OOM, XLA compile and Check failures, SPMD,
+    # runtime initialisation), and low-precision training (bf16/FP8 on GPUs without them, GradScaler, DeepSpeed loss
+    # scale, bitsandbytes/QLoRA with FSDP)): scored whole once, blind, at 6897fc0 by totals only (16/36 28/36 1/1 30/36,
+    # healthy clean 4/4); split with seed 20261283; test83 by totals only (8/17 14/17 0/0 14/17, healthy clean 2/2)
+    "dev83": {"category": 0.42, "decisive_line": 0.73, "rank": 1.00, "verdict": 0.84},
+    "test83": {"category": 0.47, "decisive_line": 0.82, "rank": 1.00, "verdict": 0.82},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -536,7 +542,7 @@ def half(request):
                                     "30", "31", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42",
                                     "44", "45", "46", "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57",
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
-                                    "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "81", "82"])
+                                    "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "81", "82", "83"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -549,7 +555,7 @@ def test_blind_split_is_intact(suffix):
              "47": 15, "48": 17, "49": 59, "50": 26, "51": 11, "52": 9, "53": 32, "54": 21, "55": 26,
              "56": 10, "57": 6, "58": 32, "59": 33, "60": 26, "61": 16, "62": 26, "63": 13, "64": 4,
              "65": 18, "66": 21, "67": 12, "68": 11, "69": 5, "70": 13, "71": 7, "72": 10, "73": 9,
-             "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "81": 19, "82": 12}.get(suffix, 60)
+             "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "81": 19, "82": 12, "83": 19}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -635,7 +641,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev77": 0, "test77": 1,
                     "dev79": 2, "test79": 1,
                     "dev81": 1, "test81": 2,
-                    "dev82": 1, "test82": 2}  # 9-13, 15, 17, 18: failures
+                    "dev82": 1, "test82": 2,
+                    "dev83": 2, "test83": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
