@@ -2460,3 +2460,15 @@ def test_an_own_copy_is_found_by_the_file_it_is_in_without_a_prefix(engine: str,
     root = diagnose(str(tmp_path), engine=engine).root_cause
     assert root is not None and root.rank == 3 and root.evidence.text == "KeyError: 'ema'"
     assert root.evidence.file.endswith("attempt_0/3/stderr.log")
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_typo_in_an_interactive_session_that_prompted_again_ended_nothing(engine: str):
+    # a TPU VM's `python3` session (public torch_xla thread, dev83): two SyntaxErrors from `<stdin>`, each followed by
+    # the next `>>> ` prompt, then the statement that fails for real (`TPU initialization failed: open(/dev/accel2)`)
+    result = diagnose(str(TESTS / "blind" / "dev83" / "gh-xla-9604" / "log.txt"), engine=engine)
+    root = result.root_cause
+    assert root is not None and root.entry_id == "no-cuda-gpus-visible"
+    assert "TPU initialization failed" in root.evidence.text
+    typos = [f for f in result.findings if f.evidence.text.startswith("SyntaxError")]
+    assert typos and not any(f.fatal for f in typos)

@@ -364,6 +364,29 @@ def _introduced_by(cand: Candidate, collection: Collection) -> tuple[int, int] |
     return None if intro is None or _from_the_top(cand) else intro
 
 
+_REPL_PROMPT = ">>> "
+_STDIN_FRAME = 'File "<stdin>"'
+_REPL_REACH = 4  # lines from an interactive session's error to its next prompt, and up to its `<stdin>` frame
+
+
+def _session_went_on(cands: list[Candidate]) -> None:
+    """An error typed into an interactive Python session (its frame is `File "<stdin>"`) after which the session
+    prompted for the next statement (`>>> `) ended nothing: the user went on, and a later error is the one they
+    met (a typo's SyntaxError before the real failure)."""
+    for cand in cands:
+        finding = cand.finding
+        if not finding.fatal or finding.role is not Role.CAUSE:
+            continue
+        frames = cand.block.frames if cand.block is not None else []
+        near = [ln.text for ln in finding.context_before[-_REPL_REACH:] if ln.file == finding.evidence.file]
+        if not any(_STDIN_FRAME in text for text in (*frames, *near)):
+            continue
+        after = [ln for ln in finding.context_after[:_REPL_REACH] if ln.file == finding.evidence.file]
+        if any(ln.body.startswith(_REPL_PROMPT) or ln.text.startswith(_REPL_PROMPT) for ln in after):
+            _survived(cand, "an interactive Python session printed it and prompted for the next statement (`>>> `): "
+                            "the session went on")
+
+
 def _survived(cand: Candidate, reason: str) -> None:
     """A failure the job lived through is a warning at most; an exception of the job's own code that it caught
     and went on from (a metrics push that failed, a malformed data record it skipped: unexplained, or filed by an
@@ -567,6 +590,7 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     _originals_below(cands)
     notes.extend(_restarts(cands, collection))
     _went_on_after(cands, collection)
+    _session_went_on(cands)
     for cand in cands:
         if (cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE
                 and not _from_the_top(cand)):
