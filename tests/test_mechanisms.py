@@ -2472,3 +2472,15 @@ def test_a_typo_in_an_interactive_session_that_prompted_again_ended_nothing(engi
     assert "TPU initialization failed" in root.evidence.text
     typos = [f for f in result.findings if f.evidence.text.startswith("SyntaxError")]
     assert typos and not any(f.fatal for f in typos)
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_the_last_error_of_an_interactive_session_stays_whatever_prompt_follows(engine: str, tmp_path):
+    # the same session cut after its first SyntaxError and the prompt after it (a paste that ends there): that error
+    # is what the paste is about
+    lines = (TESTS / "blind" / "dev83" / "gh-xla-9604" / "log.txt").read_text().splitlines(keepends=True)
+    end = next(i for i, line in enumerate(lines) if line.startswith("SyntaxError")) + 2
+    cut = tmp_path / "session.log"
+    cut.write_text("".join(lines[:end]))
+    root = diagnose(str(cut), engine=engine).root_cause
+    assert root is not None and root.fatal and root.evidence.text.startswith("SyntaxError")

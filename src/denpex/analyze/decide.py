@@ -156,7 +156,7 @@ def _originals_below(cands: list[Candidate]) -> None:
         # begin at or after it, where it reads as a traceback of its own: TorchScript's, whose scripted source lines
         # end Python's frames), up to the next traceback of another report
         below = [c for c in cands if c is not cand and c.block is not None and c.finding.evidence.seq > header
-                 and c.finding.evidence.file == ev.file]
+                 and c.finding.evidence.file == ev.file and c.printed_by == cand.printed_by]
         chain = [c for c in below if c.block is not None and c.block.block_id == cand.block.block_id]
         split = [c for c in below if c.block is not None and header <= c.block.header.seq <= header + _ORIGINAL_REACH]
         if not chain and split:  # the first block below the header only
@@ -365,26 +365,35 @@ def _introduced_by(cand: Candidate, collection: Collection) -> tuple[int, int] |
 
 
 _REPL_PROMPT = ">>> "
-_STDIN_FRAME = 'File "<stdin>"'
-_REPL_REACH = 4  # lines from an interactive session's error to its next prompt, and up to its `<stdin>` frame
+# the frame of a statement typed at the prompt: `File "<stdin>"`, Python 3.13's `File "<python-input-3>"`
+_TYPED_FRAME = re.compile(r'File "<(?:stdin|python-input-\d+)>"')
+_REPL_REACH = 4  # lines from an interactive session's error to its next prompt, and up to its typed frame
 
 
 def _session_went_on(cands: list[Candidate]) -> None:
-    """An error typed into an interactive Python session (its frame is `File "<stdin>"`) after which the session
-    prompted for the next statement (`>>> `) ended nothing: the user went on, and a later error is the one they
-    met (a typo's SyntaxError before the real failure)."""
+    """An error typed into an interactive Python session, after which the session prompted for the next statement
+    (`>>> `) and a later statement failed too, ended nothing: the user went on, and the later error is the one
+    they met (a typo's SyntaxError before the real failure). The session's last error stays: it is what the
+    paste is about, whatever prompt follows it."""
+    typed: list[Candidate] = []
     for cand in cands:
         finding = cand.finding
         if not finding.fatal or finding.role is not Role.CAUSE:
             continue
         frames = cand.block.frames if cand.block is not None else []
         near = [ln.text for ln in finding.context_before[-_REPL_REACH:] if ln.file == finding.evidence.file]
-        if not any(_STDIN_FRAME in text for text in (*frames, *near)):
+        if not any(_TYPED_FRAME.search(text) for text in (*frames, *near)):
             continue
         after = [ln for ln in finding.context_after[:_REPL_REACH] if ln.file == finding.evidence.file]
         if any(ln.body.startswith(_REPL_PROMPT) or ln.text.startswith(_REPL_PROMPT) for ln in after):
-            _survived(cand, "an interactive Python session printed it and prompted for the next statement (`>>> `): "
-                            "the session went on")
+            typed.append(cand)
+    for cand in typed:
+        ev = cand.finding.evidence
+        later = any(c.finding.fatal and c.finding.role is Role.CAUSE and c.event != cand.event
+                    and c.finding.evidence.file == ev.file and c.finding.evidence.seq > ev.seq for c in cands)
+        if later:
+            _survived(cand, "an interactive Python session printed it, prompted for the next statement (`>>> `), "
+                            "and a later statement failed: the session went on")
 
 
 def _survived(cand: Candidate, reason: str) -> None:
