@@ -2484,3 +2484,13 @@ def test_the_last_error_of_an_interactive_session_stays_whatever_prompt_follows(
     cut.write_text("".join(lines[:end]))
     root = diagnose(str(cut), engine=engine).root_cause
     assert root is not None and root.fatal and root.evidence.text.startswith("SyntaxError")
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_the_one_rank_every_aborted_receiver_spared_sent_the_oversized_messages(engine: str):
+    # a toy MoE's all_to_all (real run, dev82): rank 2 sends 16 slots where 14 are expected; ranks 0 and 1 each abort on
+    # gloo's size check (two unprefixed `what():` lines, torchrun's summary: SIGABRT on both), rank 2 does not
+    root = diagnose(str(TESTS / "blind" / "dev82" / "run-r82a-torchrun-capfixed-r2" / "log.txt"),
+                    engine=engine).root_cause
+    assert root is not None and root.category == "dist.collective_mismatch"
+    assert root.rank == 2 and root.rank_evidence == "desynchronised" and "only other rank" in root.rank_reason

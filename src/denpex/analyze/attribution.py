@@ -587,6 +587,10 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
         finding.rank_reason = (f"the decisive line ends the traceback of rank {root.block.record_rank}'s error record "
                                "just above it (a logger prints a record's traceback bare, after its message)")
         return
+    spared = _spared_by_every_abort(root, cands, collection)
+    if spared is not None:
+        finding.initiating_rank, finding.rank_evidence, finding.rank_reason = spared
+        return
     aborted = _aborted_rank(root, cands, collection)
     if aborted is not None:
         finding.initiating_rank = aborted
@@ -778,6 +782,30 @@ def _aborted_rank(root: Candidate, cands: list[Candidate], collection: Collectio
         return None
     aborted = sigabrt_ranks(cands, collection)
     return aborted.pop() if len(aborted) == 1 else None
+
+
+def _spared_by_every_abort(root: Candidate, cands: list[Candidate],
+                           collection: Collection) -> tuple[int, str, str] | None:
+    """Several ranks aborted on gloo's size check (each received a message larger than it had posted) and one rank
+    of the job did not: in an exchange where every rank receives from every other (all_to_all, an expert-parallel
+    dispatch) that rank is the one whose messages were too large."""
+    peer = root.entry.message_peer if root.entry is not None else None
+    if peer is None or peer.field not in root.finding.fields:
+        return None
+    # the reports' copies, counted whether kept or not (the C++ runtime's abort lines carry no rank)
+    reports = max([root.finding.count] + [c.finding.count for c in cands
+                                          if c.entry is root.entry and peer.field in c.finding.fields])
+    aborted = sigabrt_ranks(cands, collection)
+    if len(aborted) < 2 or reports < len(aborted):
+        return None
+    known = set(collection.ranks) | set(range(collection.world_size or 0))
+    spared = sorted(known - aborted)
+    if len(spared) != 1 or not aborted <= known:
+        return None
+    return spared[0], "desynchronised", (
+        f"ranks {span(sorted(aborted))} each aborted on a message larger than it had posted a receive for (the "
+        f"launcher saw them die of SIGABRT) and rank {spared[0]}, the job's only other rank, did not: its messages "
+        "were the oversized ones")
 
 
 def sigabrt_ranks(cands: list[Candidate], collection: Collection) -> set[int]:
