@@ -568,6 +568,14 @@ FLOORS = {
     # (12/17 13/17 3/4 13/17, healthy clean 2/2)
     "dev88": {"category": 0.85, "decisive_line": 0.85, "rank": 1.00, "verdict": 0.78},
     "test88": {"category": 0.70, "decisive_line": 0.76, "rank": 0.75, "verdict": 0.76},
+    # round 89 (47 CPU runs: MPICH Hydra (-l, -prepend-pattern, no prefix) and Open MPI (--timestamp-output, --tag-
+    # output, --output-filename, --xml) starting gloo ranks; torch.compile 2.13 features failing alone and on one
+    # torchrun rank: FlexAttention, torch.export and AOTInductor ranges, custom ops, torch.cond/while_loop,
+    # torch._check, mark_dynamic, compiled autograd and optimizers): scored whole once, blind, at 76fe4a8 by totals only
+    # (38/46 40/46 30/33 46/46, healthy clean 1/1); split with seed 20261289; test89 by totals only (20/23 20/23 17/18
+    # 23/23, healthy clean 0/0)
+    "dev89": {"category": 0.78, "decisive_line": 0.86, "rank": 0.86, "verdict": 1.00},
+    "test89": {"category": 0.86, "decisive_line": 0.86, "rank": 0.94, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -582,7 +590,7 @@ def half(request):
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
                                     "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "80", "81", "82",
                                     "83",
-                                    "84", "85", "86", "87", "88"])
+                                    "84", "85", "86", "87", "88", "89"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -597,7 +605,7 @@ def test_blind_split_is_intact(suffix):
              "65": 18, "66": 21, "67": 12, "68": 11, "69": 5, "70": 13, "71": 7, "72": 10, "73": 9,
              "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "80": 6, "81": 19, "82": 12,
              "83": 19,
-             "84": 18, "85": 19, "86": 15, "87": 10, "88": 19}.get(suffix, 60)
+             "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -690,7 +698,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev85": 3, "test85": 2,
                     "dev86": 2, "test86": 2,
                     "dev87": 1, "test87": 1,
-                    "dev88": 1, "test88": 2}  # 9-13, 15, 17, 18: failures
+                    "dev88": 1, "test88": 2,
+                    "dev89": 1, "test89": 0}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
