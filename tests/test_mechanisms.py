@@ -2494,3 +2494,52 @@ def test_the_one_rank_every_aborted_receiver_spared_sent_the_oversized_messages(
                     engine=engine).root_cause
     assert root is not None and root.category == "dist.collective_mismatch"
     assert root.rank == 2 and root.rank_evidence == "desynchronised" and "only other rank" in root.rank_reason
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines", "hyperscan"])
+def test_a_launcher_column_of_the_users_design_gives_each_line_its_rank(engine: str):
+    # MPICH's `mpiexec -prepend-pattern '%h:%r| '` (a real run, dev89): `vm:2| ...` before every line. The column is
+    # learned from the input, each line's number read as its process's rank, on every engine alike (the fast scan
+    # hands such an input to the line path), and the report says what it read
+    log = TESTS / "blind" / "dev89" / "run89-mpich-pattern-hostoom" / "log.txt"
+    result = diagnose(str(log), engine=engine)
+    assert sorted(result.ranks) == [0, 1, 2]
+    assert any("launcher column `vm:<rank>| `" in note for note in result.notes)
+    root = result.root_cause
+    assert root is not None and root.entry_id == "mpich-hydra-killed" and root.category == "mem.host_oom"
+
+
+def test_a_column_is_learned_only_where_it_looks_like_a_launchers_rank():
+    from denpex.ingest.rank_column import learn
+
+    def log(prefixes: list[str]) -> bytes:
+        return "".join(f"{p}2026-12-07 23:26:03,312 INFO [train] step {i} loss 0.84\n"
+                       for i, p in enumerate(prefixes)).encode()
+
+    learned = learn(log([f"vm:{i % 3}| " for i in range(12)]))
+    assert learned is not None and learned.match("vm:2| x") == (2, 6) and learned.match("vm:2 x") is None
+    assert learn(log([f"rank {i % 4}@node-a: " for i in range(12)])) is not None
+    assert learn(log([f"Epoch {i % 3}: " for i in range(12)])) is None  # a word and a number
+    assert learn(log([f"[{i % 3}] " for i in range(12)])) is None  # MPICH's `-l`: a known prefix
+    assert learn(log([f"[rank{i % 3}]: " for i in range(12)])) is None
+    assert learn(log([f"pid:{4242 + i % 3}| " for i in range(12)])) is None  # numbers unlike ranks
+    assert learn(log([f"vm:{1 + i % 3}| " for i in range(12)])) is None  # no rank 0
+    assert learn(log(["vm:0| "] * 12)) is None  # one number: nothing to tell apart
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_mpichs_kill_report_is_a_cause_only_when_no_rank_printed_an_error(engine: str, tmp_path):
+    # MPICH's Hydra reports `Killed (signal 9)` for the combined status of its processes, and SIGKILLs the rest when
+    # one fails: a real run (dev89) where a rank was SIGKILLed and the others only lost their peer gives the kill; the
+    # same job's log with the silent rank's own KeyError before the others lost it gives the KeyError
+    log = TESTS / "blind" / "dev89" / "run89-mpich-pattern-sigkill" / "log.txt"
+    root = diagnose(str(log), engine=engine).root_cause
+    assert root is not None and root.entry_id == "mpich-hydra-killed" and root.rank == 1
+    lines = log.read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if "Traceback" in line)
+    raised = tmp_path / "raised.log"
+    raised.write_text("".join(lines[:first]) + "[1] Traceback (most recent call last):\n"
+                      "[1]   File \"/home/user/job/train89a.py\", line 80, in main\n"
+                      "[1]     batch = next(it)\n[1] KeyError: 'input_ids'\n" + "".join(lines[first:]))
+    root = diagnose(str(raised), engine=engine).root_cause
+    assert root is not None and root.evidence.text.endswith("KeyError: 'input_ids'") and root.rank == 1

@@ -16,6 +16,7 @@ from denpex.ingest import Source, check_readable, resolve, text_source
 from denpex.ingest.clock_span import clock_span
 from denpex.ingest.lines import framed
 from denpex.ingest.node_trees import global_ranks
+from denpex.ingest.rank_column import rank_column
 from denpex.ingest.reading import Reading
 from denpex.ingest.torch_trace import split_traces
 from denpex.model import Diagnosis
@@ -112,7 +113,11 @@ def diagnose_sources(
     if not sources and not extra.dumps and not extra.error_files:
         raise DenpexInputError(extra.notes[0].removeprefix("left out: "))  # nothing at all could be read
     collector = Collector(catalog or load(), context=context)
-    fast = engine != "lines" and (engine != "auto" or sum(s.size_hint() for s in sources) >= FAST_PATH_BYTES)
+    # a launcher column learned from an input (ingest.rank_column) is read on the line path only: the fast scan finds
+    # ranks by the known prefixes, and both paths must give one diagnosis
+    columns = {s.name: column for s in sources if (column := rank_column(s)) is not None}
+    fast = engine != "lines" and not columns and (
+        engine != "auto" or sum(s.size_hint() for s in sources) >= FAST_PATH_BYTES)
     if fast:
         from denpex.scan import fast as fast_path
         from denpex.scan.parallel import cores
@@ -129,6 +134,8 @@ def diagnose_sources(
     collection.clock_spans = {s.name: span for s in sources if (span := clock_span(s)) is not None}
     diagnosis = decide(collection, collector.catalog, inputs)
     diagnosis.notes.extend(tree_notes)
+    diagnosis.notes.extend(f"{name}: its lines start with a launcher column `{column.shown()}`: its number was read "
+                           "as the rank of the process that printed the line" for name, column in columns.items())
     diagnosis.notes.extend(extra.notes)
     diagnosis.notes.extend(collection.notes)
     extra.merge(diagnosis, collector.rank_tracker.launcher_first)

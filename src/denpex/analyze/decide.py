@@ -179,20 +179,23 @@ def _originals_below(cands: list[Candidate]) -> None:
 def _echoes(cands: list[Candidate], collection: Collection) -> None:
     """An abort on the way out, after a fatal error of its own stream (same file and rank), is that error's echo.
     The C++ runtime writes its abort report unprefixed: its rank is then the one rank the launcher saw die of
-    SIGABRT, if one did."""
+    SIGABRT, if one did. A launcher's unranked report on all its processes (MPICH's `Killed (signal 9)` after its
+    clean-up) echoes a cause any of them printed before; the lost peers that the kill itself causes do not count."""
     aborted: set[int] | None = None
     for cand in cands:
         if cand.entry is None or not cand.entry.echo_of_earlier_error or not cand.finding.fatal:
             continue
         ev = cand.finding.evidence
         rank = ev.rank
-        if rank is None:
+        every_process = rank is None and cand.entry.launcher_exit_report
+        if rank is None and not every_process:
             aborted = attribution.sigabrt_ranks(cands, collection) if aborted is None else aborted
             rank = next(iter(aborted)) if len(aborted) == 1 else None
         earlier = [c for c in cands if c is not cand and c.finding.fatal
                    and c.finding.role in (Role.CAUSE, Role.SYMPTOM, Role.COLLATERAL)
                    and not (c.entry is not None and c.entry.echo_of_earlier_error)
-                   and c.finding.evidence.file == ev.file and c.finding.evidence.rank == rank
+                   and c.finding.evidence.file == ev.file
+                   and (c.finding.evidence.rank == rank or (every_process and c.finding.role is Role.CAUSE))
                    and c.finding.evidence.seq < ev.seq]
         if not earlier:
             continue

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
 from denpex.ingest.host_column import host_tagged
+from denpex.ingest.rank_column import RankColumn, rank_column
 from denpex.ingest.reading import Reading
 from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
@@ -208,16 +209,22 @@ def shown_segment(text: str) -> str:
 
 
 def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | None, year: int | None,
-               time_hint: float | None = None, host_column: bool = False) -> Line:
+               time_hint: float | None = None, host_column: bool = False,
+               rank_column: RankColumn | None = None) -> Line:
     """One Line from its raw bytes: decode leniently, drop CR and ANSI colours, parse the headers.
 
     `year` is that of the last line with a full date (glog stamps have none); the new one is in Line.year.
-    `host_column`: the input's lines are led by a cluster shell's `host: ` (ingest.host_column).
+    `host_column`: the input's lines are led by a cluster shell's `host: ` (ingest.host_column); `rank_column`: by a
+    launcher column learned from the input (ingest.rank_column), whose number is the process's slot.
     """
     if len(raw) > _CUT_LIMIT:  # the fast path frames the whole line: cut it as the line path did
         raw = cut_line(raw)
     text = shown_text(raw.decode("utf-8", "replace"))
-    head = headers.parse(text, year, host_column)
+    column = rank_column.match(text) if rank_column is not None else None
+    head = headers.parse(text[column[1]:] if column else text, year, host_column)
+    if column is not None and head.rank is None:
+        head.rank = head.slot = column[0]
+        head.rank_is_slot = True
     return Line(
         file=name,
         number=number,
@@ -246,9 +253,10 @@ def framed(source: Source, start_seq: int = 0, reading: Reading | None = None) -
     seq = start_seq
     year: int | None = None
     tagged = host_tagged(source)
+    column = rank_column(source)
     for number, raw in enumerate(_raw_lines(source_bytes(source, 1 << 20, reading)), start=1):
         seq += 1
-        line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint, tagged)
+        line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint, tagged, column)
         year = line.year
         yield raw, line
 

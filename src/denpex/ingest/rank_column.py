@@ -1,0 +1,95 @@
+"""Does every line of a log start with a launcher column of the job's own design that holds the rank?
+
+MPICH's `mpiexec -prepend-pattern '%h:%r| '` writes `vm:2| ` before each line, `-prepend-pattern 'rank %r@%h: '`
+writes `rank 2@vm: `: a launcher lets users choose the column, so no list of known prefixes can hold them all. Read
+line by line, `vm:2| ` cannot be told from a message's own words; read across an input's first lines it can: nearly
+every line starts with the same text around one small number, and the numbers are 0..N-1 like ranks. That column is
+learned once per input (as ingest.host_column learns a cluster shell's host column) and each line's number is read
+as the launcher's number for its process (a slot, like srun's `N: `).
+
+Only a column the known launcher prefixes do not already read is learned, and only when it has punctuation of its
+own, so a log of `Epoch 3: ...` or `worker 12 ...` lines teaches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from denpex.errors import DenpexInputError
+from denpex.ingest import headers
+from denpex.ingest.sources import Source, read_head
+
+SNIFF_BYTES = 1 << 16
+_SNIFF_LINES = 200
+_SHARE = 0.6  # of the first lines that carry the column (a short log's launcher banner has none)
+_MIN_LINES = 6
+_MOST_RANKS = 4096
+# the column: up to 40 characters before the first `: `, `| `, `] `, `> ` or `) `, holding exactly one number
+_COLUMN = re.compile(r"(?P<pre>[^\d\n]{0,24}?)(?P<number>\d{1,4})(?P<post>[^\d\n]{0,16}?[:|\]>)]) ")
+_PUNCTUATION = re.compile(r"[^\w\s]")
+
+
+@dataclass(frozen=True)
+class RankColumn:
+    """The learned column: the text before and after the number, and the separator's space."""
+
+    pre: str
+    post: str
+
+    def __post_init__(self) -> None:
+        pattern = re.compile(re.escape(self.pre) + r"(\d{1,4})" + re.escape(self.post) + " ")
+        object.__setattr__(self, "_pattern", pattern)
+
+    def match(self, text: str) -> tuple[int, int] | None:
+        """(the line's number, where its body starts), or None when the line does not carry the column."""
+        found = self._pattern.match(text)  # type: ignore[attr-defined]
+        return (int(found.group(1)), found.end()) if found else None
+
+    def shown(self) -> str:
+        return f"{self.pre}<rank>{self.post} "
+
+
+def learn(head: bytes) -> RankColumn | None:
+    """The column nearly all of the first lines share, when its numbers look like ranks and nothing else reads them."""
+    text = head[:SNIFF_BYTES].decode("utf-8", "replace")
+    lines = [line for line in text.split("\n")[:-1][:_SNIFF_LINES] if line.strip()]
+    if len(lines) < _MIN_LINES:
+        return None
+    columns: Counter[tuple[str, str]] = Counter()
+    numbers: dict[tuple[str, str], set[int]] = {}
+    for line in lines:
+        found = _COLUMN.match(line)
+        if found is None:
+            continue
+        key = (found.group("pre"), found.group("post"))
+        columns[key] += 1
+        numbers.setdefault(key, set()).add(int(found.group("number")))
+    if not columns:
+        return None
+    (pre, post), count = columns.most_common(1)[0]
+    seen = numbers[(pre, post)]
+    if count < max(_MIN_LINES, _SHARE * len(lines)) or len(seen) < 2 or 0 not in seen:
+        return None
+    if max(seen) >= min(_MOST_RANKS, 4 * len(seen)):
+        return None  # ranks are 0..N-1: numbers spread wider are pids, ports or steps
+    if not _PUNCTUATION.search(pre + post.rstrip(":|]>)")) and not pre.startswith(("[", "(", "<")):
+        return None  # `Epoch 3: `, `worker 2| `: a word and a number, not a column of its own
+    if headers.parse(f"{pre}1{post} step 1").rank is not None:
+        return None  # a known prefix (`[1] `, `1: `, `[rank1]: `): read already
+    return RankColumn(pre, post)
+
+
+def rank_column(source: Source) -> RankColumn | None:
+    """learn() from the source's first bytes (a pipe's are already held: it is not read twice)."""
+    if source.kind != "log":
+        return None
+    if source.stream is not None:
+        return learn(source.stream.head)
+    if source.data is not None and not source.compression:
+        return learn(source.data[:SNIFF_BYTES])
+    try:
+        return learn(read_head(source, SNIFF_BYTES))
+    except (DenpexInputError, OSError):
+        return None  # the reading proper reports what is wrong with it
