@@ -2543,3 +2543,20 @@ def test_mpichs_kill_report_is_a_cause_only_when_no_rank_printed_an_error(engine
                       "[1]     batch = next(it)\n[1] KeyError: 'input_ids'\n" + "".join(lines[first:]))
     root = diagnose(str(raised), engine=engine).root_cause
     assert root is not None and root.evidence.text.endswith("KeyError: 'input_ids'") and root.rank == 1
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_the_process_alone_in_a_listed_shape_is_out_of_step(engine: str):
+    # Accelerate's debug check before a gather (a real run, dev91): every rank raises the same report listing each
+    # process's shape, `- Process 0: [8]`, `- Process 1: [8]`, `- Process 2: [3]`; process 2 is the one out of step
+    log = TESTS / "blind" / "dev91" / "run91-accelerate-gather-uneven-debug" / "log.txt"
+    root = diagnose(str(log), engine=engine).root_cause
+    assert root is not None and root.entry_id == "collective-mismatch"
+    assert root.initiating_rank == 2 and root.rank_evidence == "desynchronised" and "process 2 [3]" in root.rank_reason
+
+
+def test_a_folder_of_json_lines_files_is_read(tmp_path):
+    # python-json-logger's per-rank files (a real run, dev91: `vm-26036.jsonl` ...) are logs of a folder input
+    source = TESTS / "blind" / "dev91" / "run91-shell-hang-jsonl" / "ranks"
+    result = diagnose(str(source))
+    assert result.root_cause is not None and result.root_cause.evidence.file.endswith(".jsonl")

@@ -77,6 +77,34 @@ def _named_by_most(root: Candidate, cands: list[Candidate]) -> bool:
     return True
 
 
+_LISTED = re.compile(r"(\d+): (.+)")
+
+
+def _odd_in_listing(root: Candidate) -> bool:
+    """A report that lists what every process passed (Accelerate's debug check: `- Process 0: [8]`, `- Process 2: [3]`,
+    its entry's detail `listed`): with 3+ processes, the one alone in its value is the one out of step."""
+    listed = root.finding.fields.get("listed")
+    if not isinstance(listed, list):
+        return False
+    values: dict[int, str] = {}
+    for item in listed:
+        found = _LISTED.fullmatch(str(item))
+        if found:
+            values.setdefault(int(found.group(1)), found.group(2))
+    groups: dict[str, list[int]] = {}
+    for rank, value in values.items():
+        groups.setdefault(value, []).append(rank)
+    if len(values) < MIN_RANKS_FOR_MAJORITY or len(groups) != 2:
+        return False
+    (odd, odd_ranks), (usual, _) = sorted(groups.items(), key=lambda item: len(item[1]))
+    if len(odd_ranks) != 1:
+        return False
+    root.finding.initiating_rank, root.finding.rank_evidence = odd_ranks[0], "desynchronised"
+    root.finding.rank_reason = (f"the report lists what each process passed: process {odd_ranks[0]} {odd}, every other "
+                                f"{usual}")
+    return True
+
+
 def _lowest_seq(cands: list[Candidate]) -> tuple[int, int] | None:
     """The single rank whose timed-out collective has the lowest SeqNum, when ranks disagree."""
     seqs: dict[int, int] = {}
@@ -490,7 +518,7 @@ def attribute_rank(root: Candidate, cands: list[Candidate], collection: Collecti
     if absent is not None:
         finding.initiating_rank, finding.rank_evidence, finding.rank_reason = absent
         return
-    if _named_by_most(root, cands):
+    if _named_by_most(root, cands) or _odd_in_listing(root):
         return
     if root.entry is not None and root.entry.stops_every_rank and finding.evidence.rank is None:
         # every rank was stopped from outside at once: the one whose training steps stop short of the others' hung

@@ -36,7 +36,8 @@ _MAGIC = (
 )
 _BZIP2_MAGIC = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59")
 _FORMAT_NAMES = {"gzip": "gzip", "zstd": "zstd", "bzip2": "bzip2", "xz": "xz"}
-LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".stderr", ""}
+# `.jsonl`/`.ndjson`: a logger's JSON-lines records (python-json-logger, structlog), one file per rank
+LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".jsonl", ".ndjson", ""}
 # Where a rank is read from a path: the file name (rank3_stderr.log, worker_rank-3.log, rank.3.log), a folder
 # that is nothing but a rank (rank3/, rank_3/, Open MPI's `mpirun --output-filename DIR`: DIR/1/rank.3/stderr) or
 # torchrun --log-dir's attempt_N/<local_rank>/. A rank inside any other folder name
