@@ -8,7 +8,8 @@ learned once per input (as ingest.host_column learns a cluster shell's host colu
 as the launcher's number for its process (a slot, like srun's `N: `).
 
 Only a column the known launcher prefixes do not already read is learned, and only when it has punctuation of its
-own, so a log of `Epoch 3: ...` or `worker 12 ...` lines teaches nothing.
+own, so a log of `Epoch 3: ...` or `worker 12 ...` lines teaches nothing. A bracketed tag (`[worker 3] `) is left to
+the analysis (analyze.stream_tags): a shell loop's worker index need not be the rank; its ranked lines tell.
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def learn(head: bytes) -> RankColumn | None:
         return None
     if max(seen) >= min(_MOST_RANKS, 4 * len(seen)):
         return None  # ranks are 0..N-1: numbers spread wider are pids, ports or steps
-    if not _PUNCTUATION.search(pre + post.rstrip(":|]>)")) and not pre.startswith(("[", "(", "<")):
+    if pre.startswith("["):
+        return None  # `[worker 3] `, `[SpawnProcess-3] `: a process tag, whose rank its ranked lines tell (stream_tags)
+    if not _PUNCTUATION.search(pre + post.rstrip(":|]>)")):
         return None  # `Epoch 3: `, `worker 2| `: a word and a number, not a column of its own
     if headers.parse(f"{pre}1{post} step 1").rank is not None:
         return None  # a known prefix (`[1] `, `1: `, `[rank1]: `): read already
