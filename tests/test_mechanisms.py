@@ -2513,18 +2513,24 @@ def test_a_column_is_learned_only_where_it_looks_like_a_launchers_rank():
     from denpex.ingest.rank_column import learn
 
     def log(prefixes: list[str]) -> bytes:
-        return "".join(f"{p}2026-12-07 23:26:03,312 INFO [train] step {i} loss 0.84\n"
-                       for i, p in enumerate(prefixes)).encode()
+        return "".join(f"{p}2026-12-07 23:26:03,312 INFO [train] loss 0.84\n" for p in prefixes).encode()
 
     learned = learn(log([f"vm:{i % 3}| " for i in range(12)]))
     assert learned is not None and learned.match("vm:2| x") == (2, 6) and learned.match("vm:2 x") is None
-    assert learn(log([f"rank {i % 4}@node-a: " for i in range(12)])) is not None
+    assert learn(log([f"rank {i % 4}@node-a: " for i in range(16)])) is not None
     assert learn(log([f"Epoch {i % 3}: " for i in range(12)])) is None  # a word and a number
-    assert learn(log([f"[{i % 3}] " for i in range(12)])) is None  # MPICH's `-l`: a known prefix
-    assert learn(log([f"[rank{i % 3}]: " for i in range(12)])) is None
-    assert learn(log([f"pid:{4242 + i % 3}| " for i in range(12)])) is None  # numbers unlike ranks
+    assert learn(log([f"[worker {i % 3}] " for i in range(12)])) is None  # a process tag: stream_tags reads it
+    assert learn(log([f"rank{i % 3}: " for i in range(12)])) is None  # a known prefix (headers.parse reads it)
+    assert learn(log([f"vm:{i % 3 * 40}| " for i in range(12)])) is None  # 0, 40, 80: spread wider than ranks
     assert learn(log([f"vm:{1 + i % 3}| " for i in range(12)])) is None  # no rank 0
     assert learn(log(["vm:0| "] * 12)) is None  # one number: nothing to tell apart
+    # counters print each number once or twice, a rank's column recurs: steps, iterations, a model's printed modules
+    assert learn(log([f"step={i} loss: " for i in range(12)])) is None
+    assert learn(log([f"iter[{i // 2}]: " for i in range(12)])) is None
+    assert learn(log([f"  ({i}): " for i in range(12)])) is None
+    # a JSON-lines record and a cluster shell's host column are no rank columns
+    assert learn(log([f'{{"rank": {i % 3}, "event": ' for i in range(12)])) is None
+    assert learn(log([f"worker-{i % 2}: " for i in range(12)])) is None
 
 
 @pytest.mark.parametrize("engine", ["auto", "lines"])
@@ -2558,5 +2564,28 @@ def test_the_process_alone_in_a_listed_shape_is_out_of_step(engine: str):
 def test_a_folder_of_json_lines_files_is_read(tmp_path):
     # python-json-logger's per-rank files (a real run, dev91: `vm-26036.jsonl` ...) are logs of a folder input
     source = TESTS / "blind" / "dev91" / "run91-shell-hang-jsonl" / "ranks"
-    result = diagnose(str(source))
-    assert result.root_cause is not None and result.root_cause.evidence.file.endswith(".jsonl")
+    root = diagnose(str(source)).root_cause
+    assert root is not None and root.category == "dist.collective_timeout" and root.evidence.file.endswith(".jsonl")
+    assert root.rank == 2  # the rank that hung, as the case's label says
+
+
+def test_a_datasets_json_lines_beside_a_log_are_not_read_as_one(tmp_path):
+    # a job folder with its training data as JSON lines (records quoting a traceback) beside its log: only the log
+    # is read; a logger's JSON lines are (python-json-logger's keys)
+    (tmp_path / "train.log").write_text("step 1 loss 2.3\nKeyError: 'input_ids'\n")
+    record = {"text": "torch.OutOfMemoryError: CUDA out of memory."}
+    (tmp_path / "train_data.jsonl").write_text(json.dumps(record) + "\n")
+    root = diagnose(str(tmp_path)).root_cause
+    assert root is not None and root.evidence.file.endswith("train.log")
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_mpichs_kill_report_without_rank_prefixes_is_not_an_echo_of_the_peers_it_lost(engine: str, tmp_path):
+    # the same real run (dev89) as plain `mpiexec` prints it, without `-l`: the survivors' `Read error` lines carry no
+    # rank either, and they are what the kill caused, not a cause before it
+    lines = (TESTS / "blind" / "dev89" / "run89-mpich-pattern-sigkill" / "log.txt").read_text()
+    plain = tmp_path / "plain.log"
+    plain.write_text(re.sub(r"(?m)^\[\d\] ", "", lines))
+    root = diagnose(str(plain), engine=engine).root_cause
+    assert root is not None and root.entry_id == "mpich-hydra-killed"
+

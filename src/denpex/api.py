@@ -14,6 +14,7 @@ from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
 from denpex.ingest import Source, check_readable, resolve, text_source
 from denpex.ingest.clock_span import clock_span
+from denpex.ingest.host_column import host_tagged
 from denpex.ingest.lines import framed
 from denpex.ingest.node_trees import global_ranks
 from denpex.ingest.rank_column import rank_column
@@ -30,7 +31,7 @@ FAST_PATH_BYTES = 64 << 10
 ENGINES = ("auto", "lines", "hyperscan", "re2", "python")
 
 
-_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".zst", ".bz2", ".xz", ".json")
+_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".zst", ".bz2", ".xz", ".json", ".jsonl", ".ndjson")
 
 
 def _sources(paths_or_text: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Source]:
@@ -115,7 +116,7 @@ def diagnose_sources(
     collector = Collector(catalog or load(), context=context)
     # a launcher column learned from an input (ingest.rank_column) is read on the line path only: the fast scan finds
     # ranks by the known prefixes, and both paths must give one diagnosis
-    columns = {s.name: column for s in sources if (column := rank_column(s)) is not None}
+    columns = {s.name: column for s in sources if not host_tagged(s) and (column := rank_column(s)) is not None}
     fast = engine != "lines" and not columns and (
         engine != "auto" or sum(s.size_hint() for s in sources) >= FAST_PATH_BYTES)
     if fast:
@@ -134,8 +135,11 @@ def diagnose_sources(
     collection.clock_spans = {s.name: span for s in sources if (span := clock_span(s)) is not None}
     diagnosis = decide(collection, collector.catalog, inputs)
     diagnosis.notes.extend(tree_notes)
-    diagnosis.notes.extend(f"{name}: its lines start with a launcher column `{column.shown()}`: its number was read "
-                           "as the rank of the process that printed the line" for name, column in columns.items())
+    for shown in sorted({column.shown() for column in columns.values()}):
+        named = sorted(name for name, column in columns.items() if column.shown() == shown)
+        where = named[0] if len(named) == 1 else f"{len(named)} inputs ({named[0]}, ...)"
+        diagnosis.notes.append(f"{where}: lines start with a launcher column `{shown}`: its number was read as the "
+                               "rank of the process that printed the line")
     diagnosis.notes.extend(extra.notes)
     diagnosis.notes.extend(collection.notes)
     extra.merge(diagnosis, collector.rank_tracker.launcher_first)

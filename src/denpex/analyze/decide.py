@@ -176,6 +176,12 @@ def _originals_below(cands: list[Candidate]) -> None:
             found.finding.reason = f"the original exception {cand.entry.id}'s report re-raised: its evidence"
 
 
+def _a_cause_of_its_own(cand: Candidate) -> bool:
+    """A cause a rank printed, not a wait or a lost peer that a launcher's kill of some process would itself cause."""
+    return (cand.finding.role is Role.CAUSE and cand.finding.category not in _WAIT_CATEGORIES
+            and not (cand.entry is not None and cand.entry.lost_peer))
+
+
 def _echoes(cands: list[Candidate], collection: Collection) -> None:
     """An abort on the way out, after a fatal error of its own stream (same file and rank), is that error's echo.
     The C++ runtime writes its abort report unprefixed: its rank is then the one rank the launcher saw die of
@@ -195,7 +201,7 @@ def _echoes(cands: list[Candidate], collection: Collection) -> None:
                    and c.finding.role in (Role.CAUSE, Role.SYMPTOM, Role.COLLATERAL)
                    and not (c.entry is not None and c.entry.echo_of_earlier_error)
                    and c.finding.evidence.file == ev.file
-                   and (c.finding.evidence.rank == rank or (every_process and c.finding.role is Role.CAUSE))
+                   and (_a_cause_of_its_own(c) if every_process else c.finding.evidence.rank == rank)
                    and c.finding.evidence.seq < ev.seq]
         if not earlier:
             continue

@@ -222,7 +222,9 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
     text = shown_text(raw.decode("utf-8", "replace"))
     column = rank_column.match(text) if rank_column is not None else None
     head = headers.parse(text[column[1]:] if column else text, year, host_column)
-    if column is not None and head.rank is None:
+    if column is not None:  # the launcher's number, as srun's `N: `: what the line says besides is a claim
+        if head.rank is not None and head.rank != column[0]:
+            head.claimed = head.rank
         head.rank = head.slot = column[0]
         head.rank_is_slot = True
     return Line(
@@ -253,7 +255,7 @@ def framed(source: Source, start_seq: int = 0, reading: Reading | None = None) -
     seq = start_seq
     year: int | None = None
     tagged = host_tagged(source)
-    column = rank_column(source)
+    column = None if tagged else rank_column(source)
     for number, raw in enumerate(_raw_lines(source_bytes(source, 1 << 20, reading)), start=1):
         seq += 1
         line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint, tagged, column)

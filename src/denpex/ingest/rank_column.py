@@ -27,6 +27,7 @@ _SNIFF_LINES = 200
 _SHARE = 0.6  # of the first lines that carry the column (a short log's launcher banner has none)
 _MIN_LINES = 6
 _MOST_RANKS = 4096
+_RECUR = 3  # lines per distinct number at least: each rank's column recurs, a counter's number does not
 # the column: up to 40 characters before the first `: `, `| `, `] `, `> ` or `) `, holding exactly one number
 _COLUMN = re.compile(r"(?P<pre>[^\d\n]{0,24}?)(?P<number>\d{1,4})(?P<post>[^\d\n]{0,16}?[:|\]>)]) ")
 _PUNCTUATION = re.compile(r"[^\w\s]")
@@ -75,8 +76,12 @@ def learn(head: bytes) -> RankColumn | None:
         return None
     if max(seen) >= min(_MOST_RANKS, 4 * len(seen)):
         return None  # ranks are 0..N-1: numbers spread wider are pids, ports or steps
-    if pre.startswith("["):
-        return None  # `[worker 3] `, `[SpawnProcess-3] `: a process tag, whose rank its ranked lines tell (stream_tags)
+    if count < _RECUR * len(seen):
+        return None  # each rank prints many lines; a counter (`step=3 loss: `, `iter[3]: `, a module's `(3): `) few
+    if pre.startswith(("[", "{", "(", '"', "'")):
+        return None  # `[worker 3] ` (a process tag, whose rank its ranked lines tell: stream_tags), a JSON record
+    if headers.parse(f"{pre}1{post} step 1", host_column=True).host is not None:
+        return None  # a cluster shell's host column (`worker-1: `, `node-0: `): a node, not a rank
     if not _PUNCTUATION.search(pre + post.rstrip(":|]>)")):
         return None  # `Epoch 3: `, `worker 2| `: a word and a number, not a column of its own
     if headers.parse(f"{pre}1{post} step 1").rank is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bz2
 import io
+import json
 import lzma
 import os
 import re
@@ -277,7 +278,28 @@ def _looks_like_log(path: Path) -> bool:
         return True
     if last == ".json" and "flight" in path.name.lower():  # a JSON Flight Recorder dump saved under its own name
         return True
+    if last in _JSON_LINES and not (path.suffixes and path.suffixes[-1].lower() in COMPRESSED_SUFFIXES):
+        return _logger_records(path)
     return last in LOG_SUFFIXES or re.fullmatch(r"\.\d+", last) is not None
+
+
+_JSON_LINES = {".jsonl", ".ndjson"}
+# keys a logger's JSON record has (python-json-logger, structlog, loguru's serialize, Docker, Fluent Bit); a dataset's
+# records (`{"text": ..., "label": ...}`) have none of them
+_RECORD_KEYS = {"levelname", "level", "levelno", "severity", "message", "msg", "event", "asctime", "log", "logger"}
+
+
+def _logger_records(path: Path) -> bool:
+    """A JSON-lines file in a folder is a log when its first record is a logger's, not a dataset's."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with open(path, "rb") as handle:
+            first = next((line for line in handle.read(1 << 14).split(b"\n") if line.strip()), b"")
+        record = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and bool(_RECORD_KEYS & set(record))
 
 
 def _starts_as_pickle(path: Path) -> bool:
