@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from denpex.errors import DenpexInputError
 from denpex.ingest.headers import HOST_COLUMN
-from denpex.ingest.sources import Source, read_head
+from denpex.ingest.sources import Source, sniffed_head
 
 SNIFF_BYTES = 1 << 16
 _SNIFF_LINES = 200
@@ -37,14 +36,6 @@ def tagged_head(head: bytes) -> bool:
 
 
 def host_tagged(source: Source) -> bool:
-    """tagged_head of the source's first bytes (a pipe's are already held: it is not read twice)."""
-    if source.kind != "log":
-        return False
-    if source.stream is not None:
-        return tagged_head(source.stream.head)
-    if source.data is not None and not source.compression:
-        return tagged_head(source.data[:SNIFF_BYTES])
-    try:
-        return tagged_head(read_head(source, SNIFF_BYTES))
-    except (DenpexInputError, OSError):
-        return False  # the reading proper reports what is wrong with it
+    """tagged_head of the source's first bytes."""
+    head = sniffed_head(source, SNIFF_BYTES)
+    return head is not None and tagged_head(head)

@@ -18,9 +18,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from denpex.errors import DenpexInputError
 from denpex.ingest import headers
-from denpex.ingest.sources import Source, read_head
+from denpex.ingest.sources import Source, sniffed_head
 
 SNIFF_BYTES = 1 << 16
 _SNIFF_LINES = 200
@@ -90,14 +89,6 @@ def learn(head: bytes) -> RankColumn | None:
 
 
 def rank_column(source: Source) -> RankColumn | None:
-    """learn() from the source's first bytes (a pipe's are already held: it is not read twice)."""
-    if source.kind != "log":
-        return None
-    if source.stream is not None:
-        return learn(source.stream.head)
-    if source.data is not None and not source.compression:
-        return learn(source.data[:SNIFF_BYTES])
-    try:
-        return learn(read_head(source, SNIFF_BYTES))
-    except (DenpexInputError, OSError):
-        return None  # the reading proper reports what is wrong with it
+    """learn() from the source's first bytes."""
+    head = sniffed_head(source, SNIFF_BYTES)
+    return learn(head) if head is not None else None

@@ -573,6 +573,21 @@ def binary_head(head: bytes) -> bool:
     return unreadable > _MOST_UNREADABLE * max(len(text), 1)
 
 
+def sniffed_head(source: Source, size: int) -> bytes | None:
+    """A log source's first bytes, for a question decided once per input (a host column, a rank column): a pipe's
+    are already held, so it is not read twice; None when it cannot be read (the reading proper reports why)."""
+    if source.kind != "log":
+        return None
+    if source.stream is not None:
+        return source.stream.head
+    if source.data is not None and not source.compression:
+        return source.data[:size]
+    try:
+        return read_head(source, size)
+    except (DenpexInputError, OSError):
+        return None
+
+
 def read_head(source: Source, size: int) -> bytes:
     """At least the first `size` bytes of a source's text (all of it if shorter), decompressed; text before a
     break-off in a compressed stream still counts (a note-taking Reading keeps the error from raising)."""
