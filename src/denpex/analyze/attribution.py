@@ -43,17 +43,22 @@ def _stopped_elsewhere(collection: Collection) -> tuple[int, str, str] | None:
     # each rank's last line before its own first error: what it was doing, not how it reported the failure
     last = {rank: normalise_line(parse(state.last_healthy.text).body)
             for rank, state in collection.ranks.items() if state.last_healthy is not None}
-    if len(last) < MIN_RANKS_FOR_MAJORITY:
+    alone = _alone(last)
+    return None if alone is None else (alone[0], alone[2], alone[1])
+
+
+def _alone(values: dict[int, str]) -> tuple[int, str, str] | None:
+    """(rank, its value, every other rank's): the one rank whose value differs when all the others (a majority of
+    3+ ranks) share one."""
+    if len(values) < MIN_RANKS_FOR_MAJORITY:
         return None
-    kinds: dict[str, list[int]] = {}
-    for rank, kind in last.items():
-        kinds.setdefault(kind, []).append(rank)
-    if len(kinds) != 2:
+    groups: dict[str, list[int]] = {}
+    for rank, value in values.items():
+        groups.setdefault(value, []).append(rank)
+    if len(groups) != 2:
         return None
-    (odd, odd_ranks), (usual, _) = sorted(kinds.items(), key=lambda item: len(item[1]))
-    if len(odd_ranks) != 1:
-        return None
-    return odd_ranks[0], usual, odd
+    (odd, odd_ranks), (usual, _) = sorted(groups.items(), key=lambda item: len(item[1]))
+    return (odd_ranks[0], odd, usual) if len(odd_ranks) == 1 else None
 
 
 def _named_by_most(root: Candidate, cands: list[Candidate]) -> bool:
@@ -91,17 +96,12 @@ def _odd_in_listing(root: Candidate) -> bool:
         found = _LISTED.fullmatch(str(item))
         if found:
             values.setdefault(int(found.group(1)), found.group(2))
-    groups: dict[str, list[int]] = {}
-    for rank, value in values.items():
-        groups.setdefault(value, []).append(rank)
-    if len(values) < MIN_RANKS_FOR_MAJORITY or len(groups) != 2:
+    alone = _alone(values)
+    if alone is None:
         return False
-    (odd, odd_ranks), (usual, _) = sorted(groups.items(), key=lambda item: len(item[1]))
-    if len(odd_ranks) != 1:
-        return False
-    root.finding.initiating_rank, root.finding.rank_evidence = odd_ranks[0], "desynchronised"
-    root.finding.rank_reason = (f"the report lists what each process passed: process {odd_ranks[0]} {odd}, every other "
-                                f"{usual}")
+    rank, odd, usual = alone
+    root.finding.initiating_rank, root.finding.rank_evidence = rank, "desynchronised"
+    root.finding.rank_reason = f"the report lists what each process passed: process {rank} {odd}, every other {usual}"
     return True
 
 
@@ -169,15 +169,10 @@ def _odd_collective(cands: list[Candidate]) -> tuple[Candidate, str, str] | None
     if len(seqs) > 1:
         return None
     for calls in (by_frame, by_name):
-        if len(calls) < 3:
+        if len(calls) < MIN_RANKS_FOR_MAJORITY:
             continue
-        groups: dict[str, list[int]] = {}
-        for rank, call in calls.items():
-            groups.setdefault(call, []).append(rank)
-        if len(groups) != 2:
-            return None
-        (one, ones), (many, _) = sorted(groups.items(), key=lambda item: len(item[1]))
-        return (reports[ones[0]], one, many) if len(ones) == 1 else None
+        alone = _alone(calls)
+        return None if alone is None else (reports[alone[0]], alone[1], alone[2])
     return None
 
 
