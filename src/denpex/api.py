@@ -14,10 +14,9 @@ from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
 from denpex.ingest import Source, check_readable, resolve, text_source
 from denpex.ingest.clock_span import clock_span
-from denpex.ingest.host_column import host_tagged
 from denpex.ingest.lines import framed
 from denpex.ingest.node_trees import global_ranks
-from denpex.ingest.rank_column import rank_column
+from denpex.ingest.rank_column import RankColumn, columns_of
 from denpex.ingest.reading import Reading
 from denpex.ingest.torch_trace import split_traces
 from denpex.model import Diagnosis
@@ -61,13 +60,14 @@ def _is_path(text: str) -> bool:
         return False
 
 
-def _feed_lines(sources: list[Source], collector: Collector, seq: int = 0) -> int:
+def _feed_lines(sources: list[Source], collector: Collector, seq: int = 0,
+                layouts: dict[str, tuple[bool, RankColumn | None]] | None = None) -> int:
     """Every line through the collector; the fast path's candidate lines are the ones matched, and their
     repeats are counted, not analysed (scan.repeats), as on the fast path. Returns the lines read."""
     for source in sources:
         lines = LineFeed(collector, source.name)
         reading = Reading(source.name)
-        for raw, line in framed(source, start_seq=seq, reading=reading):
+        for raw, line in framed(source, start_seq=seq, reading=reading, columns=(layouts or {}).get(source.name)):
             seq = line.seq
             lines.feed(raw, line)
         lines.close()
@@ -116,21 +116,23 @@ def diagnose_sources(
     collector = Collector(catalog or load(), context=context)
     # a launcher column learned from an input (ingest.rank_column) is read on the line path only: the fast scan finds
     # ranks by the known prefixes, and both paths must give one diagnosis
-    columns = {s.name: column for s in sources if not host_tagged(s) and (column := rank_column(s)) is not None}
+    layouts = {s.name: columns_of(s) for s in sources}  # sniffed once per input, for either path
+    columns = {name: column for name, (_, column) in layouts.items() if column is not None}
     fast = engine != "lines" and not columns and (
         engine != "auto" or sum(s.size_hint() for s in sources) >= FAST_PATH_BYTES)
     if fast:
         from denpex.scan import fast as fast_path
         from denpex.scan.parallel import cores
 
-        lines_read = fast_path.feed(sources, collector, engine, context, workers or cores(), progress)
+        lines_read = fast_path.feed(sources, collector, engine, context, workers or cores(), progress,
+                                    {name: tagged for name, (tagged, _) in layouts.items()})
         # error files' tracebacks go through the line path after the logs: the logs' own copy of a traceback
         # comes first, and every line of an error file carries the file's timestamp
         lines_read = _feed_lines(extra.error_sources, collector, lines_read)
         collection = collector.finish()
         collection.lines_read = lines_read
     else:
-        _feed_lines(sources + extra.error_sources, collector)
+        _feed_lines(sources + extra.error_sources, collector, layouts=layouts)
         collection = collector.finish()
     collection.clock_spans = {s.name: span for s in sources if (span := clock_span(s)) is not None}
     diagnosis = decide(collection, collector.catalog, inputs)

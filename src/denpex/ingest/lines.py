@@ -7,8 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
-from denpex.ingest.host_column import host_tagged
-from denpex.ingest.rank_column import RankColumn, rank_column
+from denpex.ingest.rank_column import RankColumn, columns_of
 from denpex.ingest.reading import Reading
 from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
@@ -249,13 +248,14 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
     )
 
 
-def framed(source: Source, start_seq: int = 0, reading: Reading | None = None) -> Iterator[tuple[bytes, Line]]:
+def framed(source: Source, start_seq: int = 0, reading: Reading | None = None,
+           columns: tuple[bool, RankColumn | None] | None = None) -> Iterator[tuple[bytes, Line]]:
     """(raw bytes, Line) of each line of one source, numbered from 1; invalid UTF-8 is replaced, never fatal.
-    `reading` collects what the answer must mention (a stream that broke off, NUL bytes)."""
+    `reading` collects what the answer must mention (a stream that broke off, NUL bytes); `columns`: the source's
+    rank_column.columns_of, when the caller already sniffed it."""
     seq = start_seq
     year: int | None = None
-    tagged = host_tagged(source)
-    column = None if tagged else rank_column(source)
+    tagged, column = columns if columns is not None else columns_of(source)
     for number, raw in enumerate(_raw_lines(source_bytes(source, 1 << 20, reading)), start=1):
         seq += 1
         line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint, tagged, column)

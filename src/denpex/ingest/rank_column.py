@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from denpex.ingest import headers
+from denpex.ingest.host_column import tagged_head
 from denpex.ingest.sources import Source, sniffed_head
 
 SNIFF_BYTES = 1 << 16
@@ -88,7 +89,12 @@ def learn(head: bytes) -> RankColumn | None:
     return RankColumn(pre, post)
 
 
-def rank_column(source: Source) -> RankColumn | None:
-    """learn() from the source's first bytes."""
+def columns_of(source: Source) -> tuple[bool, RankColumn | None]:
+    """(does a cluster shell's host column lead its lines, the rank column learned from it): both from one sniff of
+    the input's first bytes; a host column's input learns no rank column (its host names are no ranks)."""
     head = sniffed_head(source, SNIFF_BYTES)
-    return learn(head) if head is not None else None
+    if head is None:
+        return False, None
+    if tagged_head(head):
+        return True, None
+    return False, learn(head)

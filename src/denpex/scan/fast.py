@@ -125,7 +125,7 @@ def _admitted_lines(region: Region, raws: list[bytes], across_shares: RepeatFilt
 
 
 def feed(sources: list[Source], collector: Collector, engine_name: str, context: int, workers: int,
-         progress: Callable[[int], None] | None = None) -> int:
+         progress: Callable[[int], None] | None = None, host_columns: dict[str, bool] | None = None) -> int:
     """Frame only the regions around candidates and feed them to the collector; returns the lines read.
 
     Line numbers and order stay those of the full stream, so the diagnosis is the line path's.
@@ -146,7 +146,7 @@ def feed(sources: list[Source], collector: Collector, engine_name: str, context:
         if many:  # scanned in a pool: its progress is the files that came back
             parallel.report(source.size_hint())
         year: int | None = None
-        tagged = host_tagged(source)
+        tagged = host_columns[source.name] if host_columns and source.name in host_columns else host_tagged(source)
         last_end = -1
         across_shares = RepeatFilter()
         for region in scan.regions:
