@@ -163,6 +163,9 @@ def test_an_autotuning_choice_that_fails_and_is_ignored_is_a_warning():
     ("[E1120 ProcessGroupNCCL.cpp:1316] [PG ID 0 PG GUID 0(default_pg) Rank 3] Heartbeat monitor", 3, None),
     # another group's prefix names a rank within that group, not the job's (dev9 gh-sglang-8296)
     ("  what():  [PG ID 2 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception", None, None),
+    # torch_npu's error header names its process's rank (dev95 gh-llamafactory-5322); -1 before the group exists
+    ("[ERROR] 2024-08-28-16:15:00 (PID:15597, Device:2, RankID:2) ERR00100 PTA call acl api failed", 2, None),
+    ("[ERROR] 2026-04-22-08:49:02 (PID:5317, Device:0, RankID:-1) ERR00100 PTA call acl api failed.", None, None),
 ])
 def test_launcher_prefixes_name_the_rank(text, rank, host):
     head = parse(text)

@@ -157,6 +157,9 @@ _RANK_IN_BODY = re.compile(
     r"|^(?:Rank|RANK|rank)[\s:=]\s?(?P<lead>\d+)\s?[:|\]-]"  # a logging format that starts with the rank
     # a key=value field first (`%(levelname)s rank=%(rank)s %(message)s`)
     r"|^(?:Rank|RANK|rank)=(?P<field>\d+)(?=\s|$)"
+    # torch_npu's error header names the process it came from: `[ERROR] 2024-08-28-16:15:00 (PID:15597, Device:2,
+    # RankID:2) ERR00100 PTA call acl api failed` (`RankID:-1` before the process group exists: no rank)
+    r"|\(PID:\d+, Device:-?\d+, RankID:(?P<npurank>\d+)\)"
 )
 
 # what may stand before the job's own rank column after a launcher's number: a clock and a level, nothing else
