@@ -35,7 +35,7 @@ from denpex.analyze.line_feed import LineFeed
 from denpex.analyze.process_exit import ProcessExit, account_for_exit
 from denpex.catalog import Catalog, load
 from denpex.errors import DenpexInputError
-from denpex.ingest.lines import build_line
+from denpex.ingest.lines import StreamFraming
 from denpex.model import Diagnosis, Line, Role
 
 MAX_LINE_BYTES = 4 << 20
@@ -145,23 +145,31 @@ class LiveDiagnoser:
         self.catalog = catalog or load()
         self.collector = Collector(self.catalog, context=context)
         self.lines = LineFeed(self.collector, log_name)
+        self.framing = StreamFraming(log_name)
         self.log_name = log_name
         self.number = 0
-        self._year: int | None = None
         self._seen_candidates = 0
         self._flagged: set[str] = set()
         self.start = time.time()
         self.last_line: Line | None = None
 
     def feed(self, raw: bytes) -> list[Flag]:
-        """Frame one line like denpex.ingest.lines.frame does and feed it; return new findings."""
+        """Frame one line as `denpex diagnose` frames a saved log and feed it; return new findings. The first lines
+        wait until the output's columns are decided (ingest.lines.StreamFraming) or the output pauses (settle)."""
         self.number += 1
-        line = build_line(raw, self.log_name, self.number, self.number, None, self._year)
-        self._year = line.year
-        text = line.text
-        if text.strip():
-            self.last_line = line
-        self.lines.feed(raw, line)
+        return self._analyse(self.framing.push(raw, self.number, self.number))
+
+    def settle(self, ended: bool = False) -> list[Flag]:
+        """The output paused (or `ended`): frame and feed the lines still held; return new findings."""
+        return self._analyse(self.framing.flush() if ended else self.framing.settle())
+
+    def _analyse(self, lines: list[tuple[bytes, Line]]) -> list[Flag]:
+        if not lines:
+            return []
+        for raw, line in lines:
+            if line.text.strip():
+                self.last_line = line
+            self.lines.feed(raw, line)
         candidates = self.collector.result.candidates
         if len(candidates) == self._seen_candidates:
             return []
@@ -180,6 +188,7 @@ class LiveDiagnoser:
 
     def finish(self, ended: ProcessExit | None = None, timeout_s: float | None = None) -> Diagnosis:
         """The diagnosis of the output; a failed exit with no failure in the output becomes the root cause."""
+        self.settle(ended=True)
         self.lines.close()
         collection = self.collector.finish()
         diagnosis = decide(collection, self.catalog, [self.log_name])
@@ -288,13 +297,16 @@ def run(
         outs = {proc.stdout: _binary_out(sys.stdout), proc.stderr: _binary_out(sys.stderr)}
         pending: dict[object, list[bytes]] = {proc.stdout: [], proc.stderr: []}
 
-        def emit(parts: list[bytes]) -> None:
-            line = b"".join(parts)
-            log.write(line + b"\n")
-            for flag in live.feed(line[:MAX_LINE_BYTES]):
+        def report(flags: list[Flag]) -> None:
+            for flag in flags:
                 result.flags.append(flag)
                 if on_flag is not None:
                     on_flag(flag)
+
+        def emit(parts: list[bytes]) -> None:
+            line = b"".join(parts)
+            log.write(line + b"\n")
+            report(live.feed(line[:MAX_LINE_BYTES]))
 
         deadline = None if timeout is None else time.monotonic() + timeout
         sel = selectors.DefaultSelector()
@@ -310,6 +322,8 @@ def run(
                 if deadline is not None and now >= deadline and not result.timed_out:
                     result.timed_out = True
                     _stop(proc)
+                if not events:
+                    report(live.settle())  # a pause in the output: what arrived is framed, flags are not held back
                 if not events and proc.poll() is not None:
                     # the command is gone; a background child of it may still hold the pipes open
                     exited_at = exited_at or now
@@ -344,6 +358,7 @@ def run(
             for buf in pending.values():
                 if buf:
                     emit(buf)
+            report(live.settle(ended=True))
             proc.wait()
         sel.close()
     result.ended = time.time()

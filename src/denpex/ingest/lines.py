@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
-from denpex.ingest.rank_column import RankColumn, columns_of
+from denpex.ingest.host_column import tagged_head
+from denpex.ingest.rank_column import SNIFF_BYTES, RankColumn, columns_of, learn
 from denpex.ingest.reading import Reading
 from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
@@ -261,6 +262,63 @@ def framed(source: Source, start_seq: int = 0, reading: Reading | None = None,
         line = build_line(raw, source.name, number, seq, source.rank_hint, year, source.time_hint, tagged, column)
         year = line.year
         yield raw, line
+
+
+class StreamFraming:
+    """Frames a live stream's lines (`denpex run`'s output, a watched file) as `framed` frames a saved file.
+
+    A file's host and rank columns are decided from its first bytes before any line is framed; a stream has no first
+    bytes yet, so its first lines wait until as many have arrived as that decision reads (SNIFF_LINES lines or
+    SNIFF_BYTES), the stream pauses (settle) or it ends (flush). A pause before there is enough to decide from (a
+    launcher's first lines, then seconds of imports) frames what arrived without columns and keeps the question open.
+    Each line keeps the number and sequence its caller gave it.
+    """
+
+    SNIFF_LINES = 200
+    ENOUGH_LINES = 6  # the fewest lines a column is learned from (ingest.rank_column)
+
+    def __init__(self, name: str, rank_hint: int | None = None) -> None:
+        self.name = name
+        self.rank_hint = rank_hint
+        self.year: int | None = None
+        self.columns: tuple[bool, RankColumn | None] | None = None
+        self._head: list[bytes] = []  # every line seen while the columns are undecided
+        self._head_bytes = 0
+        self._held: list[tuple[bytes, int, int]] = []  # those not framed yet
+
+    def push(self, raw: bytes, number: int, seq: int) -> list[tuple[bytes, Line]]:
+        """The lines that can be framed now: none while the columns are undecided, then every held one."""
+        if self.columns is not None:
+            return [(raw, self._build(raw, number, seq))]
+        self._head.append(raw)
+        self._head_bytes += len(raw) + 1
+        self._held.append((raw, number, seq))
+        if len(self._head) < self.SNIFF_LINES and self._head_bytes < SNIFF_BYTES:
+            return []
+        return self.flush()
+
+    def settle(self) -> list[tuple[bytes, Line]]:
+        """The stream paused: decide from what arrived if it is enough, else frame it as it is and decide later."""
+        if self.columns is None and len(self._head) < self.ENOUGH_LINES:
+            held, self._held = self._held, []
+            return [(raw, self._build(raw, number, seq)) for raw, number, seq in held]
+        return self.flush()
+
+    def flush(self) -> list[tuple[bytes, Line]]:
+        """Decide the columns from what has arrived (at the stream's end, however little) and frame the held lines."""
+        if self.columns is None:
+            head = b"".join(raw + b"\n" for raw in self._head)[:SNIFF_BYTES]
+            tagged = tagged_head(head)
+            self.columns = (tagged, None if tagged else learn(head))
+            self._head, self._head_bytes = [], 0
+        held, self._held = self._held, []
+        return [(raw, self._build(raw, number, seq)) for raw, number, seq in held]
+
+    def _build(self, raw: bytes, number: int, seq: int) -> Line:
+        tagged, column = self.columns or (False, None)
+        line = build_line(raw, self.name, number, seq, self.rank_hint, self.year, None, tagged, column)
+        self.year = line.year
+        return line
 
 
 def frame(source: Source, start_seq: int = 0) -> Iterator[Line]:

@@ -22,7 +22,7 @@ from denpex.analyze.decide import decide
 from denpex.analyze.line_feed import LineFeed
 from denpex.catalog import Catalog
 from denpex.ingest.follow import Event, FollowedFile, Follower
-from denpex.ingest.lines import build_line
+from denpex.ingest.lines import StreamFraming
 from denpex.live.process import exited
 from denpex.model import Diagnosis, Finding
 
@@ -42,9 +42,9 @@ class _Stream:
     """What framing one followed file needs between polls."""
 
     feed: LineFeed
+    framing: StreamFraming
     generation: int = 0
     number: int = 0
-    year: int | None = None
 
 
 def _key(root: Finding | None) -> tuple[str, int | None] | None:
@@ -83,7 +83,8 @@ class LiveDiagnosis:
         """Frame and feed complete lines of one file, as `ingest.lines.framed` frames a file."""
         stream = self._streams.get(followed.name)
         if stream is None:
-            stream = self._streams[followed.name] = _Stream(LineFeed(self.collector, followed.name))
+            stream = self._streams[followed.name] = _Stream(LineFeed(self.collector, followed.name),
+                                                            StreamFraming(followed.name, followed.rank_hint))
         if followed.generation != stream.generation:
             stream.generation, stream.number = followed.generation, 0
             self.notes.append(f"{followed.name} was rotated or truncated while watched: line numbers of its "
@@ -91,9 +92,15 @@ class LiveDiagnosis:
         for raw in lines:
             stream.number += 1
             self._seq += 1
-            line = build_line(raw, followed.name, stream.number, self._seq, followed.rank_hint, stream.year)
-            stream.year = line.year
-            stream.feed.feed(raw, line)
+            for framed_raw, line in stream.framing.push(raw, stream.number, self._seq):
+                stream.feed.feed(framed_raw, line)
+
+    def settle(self) -> None:
+        """Frame the lines each stream still holds (its columns undecided): the files went quiet, so what arrived is
+        all there is to decide from for now, and a short log's failure is shown without waiting for its end."""
+        for stream in self._streams.values():
+            for raw, line in stream.framing.settle():
+                stream.feed.feed(raw, line)
 
     def current(self) -> Diagnosis | None:
         """The decision on everything fed so far; None when nothing new was fed since the last one."""
@@ -109,6 +116,8 @@ class LiveDiagnosis:
     def finish(self) -> Diagnosis:
         """The final diagnosis, as `api.diagnose_sources` builds it on the line path."""
         for stream in self._streams.values():
+            for raw, line in stream.framing.flush():
+                stream.feed.feed(raw, line)
             stream.feed.close()
         collection = self.collector.finish()
         diagnosis = decide(collection, self.catalog, self.inputs)
@@ -162,6 +171,8 @@ def watch(
                 live.feed(followed, lines)
             if reason:
                 break
+            if follower.idle_for() >= SILENCE_SETTLE_S:
+                live.settle()
             diagnosis = live.current() or held
             held = None
             root = diagnosis.root_cause if diagnosis is not None else None
