@@ -600,6 +600,13 @@ FLOORS = {
     # healthy clean 1/1)
     "dev95": {"category": 0.44, "decisive_line": 0.55, "rank": 0.00, "verdict": 0.55},
     "test95": {"category": 0.66, "decisive_line": 0.88, "rank": 1.00, "verdict": 0.88},
+    # round 96 (21 public threads: reinforcement-learning and post-training stacks running PyTorch workers under Ray or
+    # torchrun (verl, slime, SkyRL, TRL with vLLM, open-r1, Bagel, FluxText): one worker's CUDA OOM, device assert,
+    # NCCL error or weight-sync failure echoed by the driver, Ray's memory monitor; one warning-only, two healthy):
+    # scored whole once, blind, at bbf6c43 by totals only (17/19 16/19 3/4 17/19, healthy clean 2/2); split with seed
+    # 20261296; test96 by totals only (9/9 9/9 1/2 9/9, healthy clean 1/1)
+    "dev96": {"category": 0.80, "decisive_line": 0.70, "rank": 1.00, "verdict": 0.80},
+    "test96": {"category": 1.00, "decisive_line": 1.00, "rank": 0.50, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -614,7 +621,7 @@ def half(request):
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
                                     "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "80", "81", "82",
                                     "83",
-                                    "84", "85", "86", "87", "88", "89", "92", "91", "95"])
+                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -629,7 +636,8 @@ def test_blind_split_is_intact(suffix):
              "65": 18, "66": 21, "67": 12, "68": 11, "69": 5, "70": 13, "71": 7, "72": 10, "73": 9,
              "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "80": 6, "81": 19, "82": 12,
              "83": 19,
-             "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23, "92": 13, "91": 24, "95": 10}.get(suffix, 60)
+             "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23, "92": 13, "91": 24,
+             "95": 10, "96": 10}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -726,7 +734,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev89": 1, "test89": 0,
                     "dev92": 1, "test92": 1,
                     "dev91": 1, "test91": 2,
-                    "dev95": 2, "test95": 1}  # 9-13, 15, 17, 18: failures
+                    "dev95": 2, "test95": 1,
+                    "dev96": 1, "test96": 1}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
