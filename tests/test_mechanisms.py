@@ -136,6 +136,18 @@ def test_a_location_only_exception_line_hands_over_to_the_statement():
     assert "Assertion '__n < this->size()' failed" in result.root_cause.evidence.text
 
 
+def test_an_indented_raise_is_echoed_source_even_without_its_frame_above():
+    # dev96 gh-skyrl-87: a paste that starts under a Ray actor's frame: `(AsyncVLLMInferenceEngine pid=31037)
+    # raise RuntimeError(f"NCCL error: {error_str}")` is the code that raised, the next line the error it raised
+    result = diagnose(str(TESTS / "blind" / "dev96" / "gh-skyrl-87" / "log.txt"))
+    root = result.root_cause
+    assert root.category == "dist.nccl_error"
+    assert "RuntimeError: NCCL error: unhandled system error" in root.evidence.text
+    # Ray's prefix is followed by one space: the line's own indentation is kept
+    assert parse("(Worker pid=31037)     raise RuntimeError(x)").body == "    raise RuntimeError(x)"
+    assert parse("(pid=4009) [2023-11-02 13:17:59,227 E 19045] log").body == "[2023-11-02 13:17:59,227 E 19045] log"
+
+
 # -- handled exceptions are warnings ---------------------------------------------------------------------------
 def test_a_traceback_logged_as_a_warning_is_a_warning():
     # gh-intel-xpu-triton-4412: `failed to eagerly compile backwards ..., suppressing` with its traceback at W

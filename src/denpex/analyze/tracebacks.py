@@ -120,6 +120,9 @@ class Block:
 
 # a line of Python source, never a message: `raise RuntimeError(f"NCCL error: {error_str}")`, `x = f(y)`
 _SOURCE_STATEMENT = re.compile(r"(?:raise|return|assert|yield|await)\b|[A-Za-z_][\w.]*(?:\[[^\]]*\])? *[-+*/]?= ")
+# an indented `raise X(...)` is a traceback's echoed source wherever it stands: a paste that starts below its frame
+# (`(Worker pid=31037)     raise RuntimeError(f"NCCL error: {error_str}")`) is no report of the error it names
+_RAISE_SOURCE = re.compile(r"raise [A-Za-z_][\w.]*\(")
 
 
 _LOST_PREFIX_REACH = 3  # lines between a paste's unprefixed frames and its rank-prefixed exception
@@ -212,7 +215,8 @@ class TracebackTracker:
         is_frame = _FRAME.match(body) is not None or _FRAME_TAIL.search(body) is not None
         indented = body[:1].isspace()
         # source echoed under a frame, indented, or flush left in a paste that lost its indentation
-        echo = stream.after_frame and not is_frame and (indented or _SOURCE_STATEMENT.match(stripped) is not None)
+        echo = not is_frame and (stream.after_frame and (indented or _SOURCE_STATEMENT.match(stripped) is not None)
+                                 or indented and _RAISE_SOURCE.match(stripped) is not None)
         # source echoed under a frame runs on (multi-line calls) until the next unindented line
         stream.after_frame = is_frame or echo
         if "Traceback (" in stripped and not TRACEBACK_HEADER.match(stripped):

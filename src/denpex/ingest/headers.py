@@ -44,8 +44,9 @@ _LAUNCHER = re.compile(
       | \[(?:default|trainer|worker)(?P<lrank>\d+)\]:\s?     # torchrun --tee: [${role_name}${local_rank}]:
       | [A-Za-z][\w\-]*/\d+\ \[(?P<txrank>\d+)\]:\s?          # torchx: ${role}/${replica} [${local_rank}]:
       # Ray's `(RayWorkerWrapper pid=4009, ip=10.0.0.5)`, vLLM's `(VllmWorker TP1 pid=409)`, `(VllmWorker rank=1
-      # pid=2445156)`, `(Worker_TP0 pid=77)`
-      | \((?:(?P<actor>[\w.\-]+(?:\s[\w.\-=]+){0,2})\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)\s+
+      # pid=2445156)`, `(Worker_TP0 pid=77)`; one space follows, what comes after it is the line's own (a traceback's
+      # indentation included: an echoed source line stays indented)
+      | \((?:(?P<actor>[\w.\-]+(?:\s[\w.\-=]+){0,2})\s+)?pid=(?P<rpid>\d+)(?:,\s*ip=(?P<rip>[\w.:\-]+))?\)(?:\ |$)
     )""",
     re.VERBOSE,
 )
