@@ -607,6 +607,14 @@ FLOORS = {
     # 20261296; test96 by totals only (9/9 9/9 1/2 9/9, healthy clean 1/1)
     "dev96": {"category": 0.80, "decisive_line": 0.70, "rank": 1.00, "verdict": 0.80},
     "test96": {"category": 1.00, "decisive_line": 1.00, "rank": 0.50, "verdict": 1.00},
+    # round 94 (36 CPU runs: how the launcher shapes the log: torchrun --max-restarts 2 with one rank failing every
+    # attempt (raise, SIGKILL, hang, mismatch) and once only, --log-dir trees with attempts, two torchrun agents as two
+    # nodes given as a folder of their consoles (a rank on node 1 failing; node 1 never starting), the legacy
+    # torch.distributed.launch, a shell loop with sed/awk rank tags where the store's rank 0 dies): scored whole once,
+    # blind, at e3b1d63 by totals only (32/32 30/32 26/30 32/32, healthy clean 1/4); split with seed 20261294; test94
+    # by totals only (16/16 14/16 12/15 16/16, healthy clean 1/2)
+    "dev94": {"category": 1.00, "decisive_line": 1.00, "rank": 0.93, "verdict": 1.00},
+    "test94": {"category": 1.00, "decisive_line": 0.87, "rank": 0.80, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -621,7 +629,7 @@ def half(request):
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
                                     "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "80", "81", "82",
                                     "83",
-                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96"])
+                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -637,7 +645,7 @@ def test_blind_split_is_intact(suffix):
              "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "80": 6, "81": 19, "82": 12,
              "83": 19,
              "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23, "92": 13, "91": 24,
-             "95": 10, "96": 10}.get(suffix, 60)
+             "95": 10, "96": 10, "94": 18}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -679,11 +687,13 @@ def test_rates_hold_their_floor(half, check):
 # exceptions are read: a recovered torchrun restart, a warning by design); round 36's: test36 1 of 5 (unread); round
 # 38's (debug output on): dev38 4 of 11 at the split, test38 1 of 11 (unread); round 48's (elastic restarts that
 # recovered, per-node host names): dev48 2 of 3 at the split, test48 1 of 3 (unread); round 55's: test55 1 of 6
-# at the split (unread)
+# at the split (unread); round 94's: dev94 2 of 2 at the split (torchrun restarts that recovered after attempt 0,
+# reported as a warning by design), test94 1 of 2 (unread)
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
                                    "dev33": 1, "test33": 2,
                                    "dev34": 1, "test34": 2, "test36": 1, "dev38": 4, "test38": 1,
-                                   "dev48": 2, "test48": 1, "test55": 1, "dev76": 1}
+                                   "dev48": 2, "test48": 1, "test55": 1, "dev76": 1,
+                                   "dev94": 2, "test94": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -735,7 +745,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev92": 1, "test92": 1,
                     "dev91": 1, "test91": 2,
                     "dev95": 2, "test95": 1,
-                    "dev96": 1, "test96": 1}  # 9-13, 15, 17, 18: failures
+                    "dev96": 1, "test96": 1,
+                    "dev94": 2, "test94": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
