@@ -615,6 +615,13 @@ FLOORS = {
     # by totals only (16/16 14/16 12/15 16/16, healthy clean 1/2)
     "dev94": {"category": 1.00, "decisive_line": 1.00, "rank": 0.93, "verdict": 1.00},
     "test94": {"category": 1.00, "decisive_line": 0.87, "rank": 0.80, "verdict": 1.00},
+    # round 97 (22 public threads: sharded and parallel training on several GPUs (FSDP and FSDP2, DTensor and
+    # tensor/context parallelism, pipelines, Megatron-Core, DeepSpeed pipelines, Lightning and Accelerate FSDP):
+    # checkpoint and state_dict errors, sharding rules, pipeline shapes, OOM kills at save; two warning-only and two
+    # healthy): scored whole once, blind, at 8fcdece by totals only (17/18 18/18 2/2 18/18, healthy clean 4/4); split
+    # with seed 20261297; test97 by totals only (8/8 8/8 1/1 8/8, healthy clean 2/2)
+    "dev97": {"category": 0.90, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test97": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -629,7 +636,7 @@ def half(request):
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
                                     "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "80", "81", "82",
                                     "83",
-                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94"])
+                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94", "97"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -645,7 +652,7 @@ def test_blind_split_is_intact(suffix):
              "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "80": 6, "81": 19, "82": 12,
              "83": 19,
              "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23, "92": 13, "91": 24,
-             "95": 10, "96": 10, "94": 18}.get(suffix, 60)
+             "95": 10, "96": 10, "94": 18, "97": 10}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -693,7 +700,8 @@ KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25
                                    "dev33": 1, "test33": 2,
                                    "dev34": 1, "test34": 2, "test36": 1, "dev38": 4, "test38": 1,
                                    "dev48": 2, "test48": 1, "test55": 1, "dev76": 1,
-                                   "dev94": 2, "test94": 1}
+                                   "dev94": 2, "test94": 1,
+                    "dev97": 2, "test97": 2}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
