@@ -622,6 +622,14 @@ FLOORS = {
     # with seed 20261297; test97 by totals only (8/8 8/8 1/1 8/8, healthy clean 2/2)
     "dev97": {"category": 0.90, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
     "test97": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    # round 93 (36 CPU runs: frameworks and distributed APIs no round had, one rank (not 0) failing: PyTorch Ignite
+    # under its own spawner and torchrun, torch.distributed.rpc (a remote function raising, a dead or hung callee,
+    # shutdown with a worker gone), torch.distributed.checkpoint (missing, truncated or reshaped shards, a read-only
+    # directory, a planner mismatch, a hang and a kill during save)): scored whole once, blind, at 1e902b3 by totals
+    # only (28/33 32/33 24/33 33/33, healthy clean 3/3); split with seed 20261293; test93 by totals only (14/16 16/16
+    # 11/16 16/16, healthy clean 1/1)
+    "dev93": {"category": 0.82, "decisive_line": 0.94, "rank": 0.76, "verdict": 1.00},
+    "test93": {"category": 0.87, "decisive_line": 1.00, "rank": 0.68, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -636,7 +644,7 @@ def half(request):
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
                                     "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "80", "81", "82",
                                     "83",
-                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94", "97"])
+                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94", "97", "93"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -652,7 +660,7 @@ def test_blind_split_is_intact(suffix):
              "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "80": 6, "81": 19, "82": 12,
              "83": 19,
              "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23, "92": 13, "91": 24,
-             "95": 10, "96": 10, "94": 18, "97": 10}.get(suffix, 60)
+             "95": 10, "96": 10, "94": 18, "97": 10, "93": 17}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -754,7 +762,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev95": 2, "test95": 1,
                     "dev96": 1, "test96": 1,
                     "dev94": 2, "test94": 2,
-                    "dev97": 2, "test97": 2}  # 9-13, 15, 17, 18: failures
+                    "dev97": 2, "test97": 2,
+                    "dev93": 2, "test93": 1}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
