@@ -2604,3 +2604,40 @@ def test_mpichs_kill_report_without_rank_prefixes_is_not_an_echo_of_the_peers_it
     root = diagnose(str(plain), engine=engine).root_cause
     assert root is not None and root.entry_id == "mpich-hydra-killed"
 
+
+def test_an_rpc_callees_traceback_printed_by_the_caller_is_the_callees():
+    # dev93 run93-spawn-rpc-raise: torch.distributed.rpc re-raises a remote function's error on the caller under
+    # `On WorkerInfo(id=2, name=worker2):`, then the callee's traceback: the error is rank 2's, whoever printed it
+    root = diagnose(str(TESTS / "blind" / "dev93" / "run93-spawn-rpc-raise" / "log.txt")).root_cause
+    assert root is not None and root.category == "user.code_error"
+    assert root.rank == 2 and "feature row 17 has 9 columns" in root.evidence.text
+
+
+def test_a_missing_checkpoint_shard_names_the_rank_that_wrote_it():
+    # dev93 run93-spawn-dcp-missingshard: DCP names each rank's file `__<rank>_<n>.distcp`; every loading rank fails
+    # on rank 1's missing shard
+    root = diagnose(str(TESTS / "blind" / "dev93" / "run93-spawn-dcp-missingshard" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "dcp-shard-file-missing" and root.category == "user.code_error"
+    assert root.rank == 1
+
+
+def test_torch_distributed_raising_about_the_jobs_files_or_request_is_the_jobs_side():
+    frames = ['  File "/venv/lib/python3.11/site-packages/torch/distributed/checkpoint/filesystem.py", line 9, in read']
+    assert layers.classify("FileNotFoundError", "No such file or directory: '/ckpt/x'", frames, False).layer \
+        is layers.Layer.USER
+    assert layers.classify("NotImplementedError", "not supported yet", frames, False).layer is layers.Layer.USER
+    # DCP's `Please specify the storage_reader/storage_writer` states what the caller must do
+    assert layers.classify("RuntimeError", "Cannot detect which StorageReader or StorageWriter to use. Please specify "
+                           "the storage_reader/storage_writer.", frames, False).layer is layers.Layer.USER
+    # a lost peer raised there is still the distributed stack's
+    assert layers.classify("RuntimeError", "Connection reset by peer", frames, False).layer is layers.Layer.DISTRIBUTED
+
+
+def test_an_unprefixed_traceback_is_the_one_rank_that_exited_with_an_error_code():
+    # dev93 run93-torchrun-rpc-timeout: torchrun saw rank 0 exit with code 1 and terminated the others (-15); the
+    # RPC timeout's traceback carries no rank prefix, but only rank 0 exited by an exception: it is rank 0's own
+    # error, not a bare exit
+    root = diagnose(str(TESTS / "blind" / "dev93" / "run93-torchrun-rpc-timeout" / "log.txt")).root_cause
+    assert root is not None and root.entry_id == "rpc-timeout" and root.category == "dist.collective_timeout"
+    assert "RPC ran for more than set timeout" in root.evidence.text
+

@@ -103,6 +103,10 @@ _WEAK_WORDS: tuple[tuple[re.Pattern[str], Layer], ...] = (
 
 # what an API raises when its caller passed something it does not accept
 _ARGUMENT_ERRORS = frozenset({"ValueError", "TypeError", "KeyError", "AttributeError", "IndexError"})
+# what torch.distributed raises about the job's own files and requests rather than its peers: a path the job gave
+# that is missing or not writable (a checkpoint directory, a shard), a feature the API does not implement
+_JOBS_SIDE_ERRORS = frozenset({"FileNotFoundError", "PermissionError", "IsADirectoryError", "NotADirectoryError",
+                               "FileExistsError", "NotImplementedError"})
 # an error repacked by the distributed runtime with the original's class first (RPC's caller: `RuntimeError:
 # TypeError: cannot pickle '_thread.lock' object`, what the callee's pickler raised)
 _REPACKED = re.compile(r":\s*(?P<cls>[A-Z]\w*Error):")
@@ -115,7 +119,10 @@ _PRECONDITION = re.compile(
     # to DTensor before calling distributed operators!`
     r"|\bneed to \w+\b[^!?\n]{0,80}\bbefore\b"
     # a call the job owed first: `Please call consolidate_state_dict(to=1) on all ranks beforehand`
-    r"|\bplease (?:make sure to )?call\b|\bbeforehand\b")
+    r"|\b[Pp]lease (?:make sure to )?call\b|\bbeforehand\b"
+    # what the caller must say that the API could not work out: DCP's `Cannot detect which StorageReader or
+    # StorageWriter to use. Please specify the storage_reader/storage_writer.`
+    r"|\b[Pp]lease (?:specify|provide|pass|set)\b")
 
 
 def frame_path(frame: str) -> str | None:
@@ -222,6 +229,9 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
             if exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
                 return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
                                f"({where}): the caller's mistake")
+            if exception_type.rsplit(".", 1)[-1] in _JOBS_SIDE_ERRORS:
+                return Verdict(Layer.USER, f"torch.distributed raised {exception_type} about the job's own files "
+                               f"or request ({where}), not about a peer or the store")
             inner = _repacked_class(exception_type, message)
             if inner in _ARGUMENT_ERRORS:
                 return Verdict(Layer.USER, f"torch.distributed re-raised the job's own {inner} in a "

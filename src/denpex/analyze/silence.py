@@ -46,6 +46,9 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
     if any(c.finding.evidence.rank is None and c.finding.role is not Role.COLLATERAL for c in own):
         return  # an error line without a rank could be that rank's own: its exit is not bare
     silent_errors = {c.finding.evidence.rank for c in own}
+    raised = _the_one_raiser(cands)
+    if raised is not None and any(c.finding.evidence.rank is None and _ends_a_traceback(c) for c in own):
+        silent_errors.add(raised)  # an unranked traceback ended a process: the one that exited with an error code
     for cand in cands:
         finding = cand.finding
         code = finding.fields.get("exitcode")
@@ -72,6 +75,29 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
         )
         finding.rank_reason = f"named in the launcher's exit report, and silent: rank {rank} printed no traceback"
         finding.rank_evidence = "silent"
+
+
+def _ends_a_traceback(cand: Candidate) -> bool:
+    """Is the finding the exception line of a Python traceback (what an uncaught exception prints as it ends)?"""
+    exception = cand.block.exception if cand.block is not None else None
+    evidence = cand.finding.evidence
+    return exception is not None and (exception.file, exception.number) == (evidence.file, evidence.line)
+
+
+def _the_one_raiser(cands: list[Candidate]) -> int | None:
+    """The only rank the launcher saw exit with an error code (not a signal), when the others it reported were
+    signalled: a Python traceback printed without a rank prefix ended that process (an exception exits with 1; the
+    ranks the launcher then terminated print none)."""
+    codes: dict[int, int] = {}
+    for cand in cands:
+        code = str(cand.finding.fields.get("exitcode", ""))
+        rank = named_rank(cand.finding.fields)
+        if rank is None and "exitcode" in cand.finding.fields:
+            rank = cand.finding.evidence.rank
+        if rank is not None and code.lstrip("-").isdigit():
+            codes[rank] = int(code)
+    raisers = [rank for rank, code in codes.items() if code > 0]
+    return raisers[0] if len(raisers) == 1 else None
 
 
 def _signal_number(text: str) -> int | None:

@@ -33,6 +33,12 @@ _GLUED_HEADER = re.compile(r"\S.*?(?P<header>Traceback \(most recent call last\)
 _GLUED_AFTER_BAR = re.compile(r"^.*?\d+%\|[^|]*\|[^\[\]]*\[[^\]]*\]\s*(?P<rest>\S.*)$")
 # torch.distributed.checkpoint's CheckpointException quotes each failed rank's traceback under a header naming it
 _HEADER_RANK = re.compile(r"\(RANK (?P<rank>\d+)\)\s*$")
+# torch.distributed.rpc re-raises a remote function's exception on the caller with the callee named first
+# (torch/distributed/rpc/internal.py, RemoteException, 1.x-2.13): `On WorkerInfo(id=2, name=worker2):`, the
+# exception's repr, then the callee's traceback; the id is the callee's RPC rank, the job's rank under torchrun and
+# mp.spawn
+_REMOTE_WORKER = re.compile(r"\bOn WorkerInfo\(id=(?P<rank>\d+), name=[^)]*\):")
+_REMOTE_REACH = 3  # lines between that header and the callee's `Traceback (most recent call last):`
 # rich's traceback (rich.traceback.install, RichHandler, typer, Accelerate's launcher): a box per traceback, its frames
 # as `│ /path/file.py:233 in main │`, nested boxes for an exception group's sub-exceptions, the exception after the box
 _BOX_CHARS = frozenset("╭│╰")
@@ -133,7 +139,7 @@ _INTERLEAVED_REACH = 20
 
 class _Stream:
     __slots__ = ("block", "state", "chain_pending", "after_frame", "last_number", "interleaved", "in_group",
-                 "reported_class")
+                 "reported_class", "remote")
 
     def __init__(self) -> None:
         self.block: Block | None = None
@@ -144,6 +150,7 @@ class _Stream:
         self.interleaved = 0  # log records seen in a row since the traceback's last frame
         self.in_group = False  # inside an exception group's margins
         self.reported_class: str | None = None  # a report's `Exception Type:` bullet, until its message
+        self.remote: tuple[int, int] | None = None  # (callee's rank, line number) of an RPC remote exception's header
 
 
 def _part_of_chain(body: str) -> bool:
@@ -212,6 +219,8 @@ class TracebackTracker:
                 if TRACEBACK_HEADER.match(body.strip()) and stream.block is not None:
                     stream.chain_pending = True  # a sub-exception's traceback: the group's event
         stripped = body.strip()
+        if "WorkerInfo(" in stripped and (remote := _REMOTE_WORKER.search(stripped)) is not None:
+            stream.remote = (int(remote.group("rank")), line.number)
         is_frame = _FRAME.match(body) is not None or _FRAME_TAIL.search(body) is not None
         indented = body[:1].isspace()
         # source echoed under a frame, indented, or flush left in a paste that lost its indentation
@@ -427,6 +436,8 @@ class TracebackTracker:
         named = _HEADER_RANK.search(line.body)
         if named is not None:
             block.about_rank = int(named.group("rank"))
+        elif stream.remote is not None and line.number - stream.remote[1] <= _REMOTE_REACH:
+            block.about_rank = stream.remote[0]  # the callee's traceback, printed by the caller
         stream.block = block
         stream.state = "frames"
         stream.chain_pending = False
