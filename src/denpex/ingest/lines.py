@@ -227,6 +227,8 @@ def build_line(raw: bytes, name: str, number: int, seq: int, rank_hint: int | No
             head.claimed = head.rank
         head.rank = head.slot = column[0]
         head.rank_is_slot = True
+        if column[2] is not None:
+            head.host = column[2]
     return Line(
         file=name,
         number=number,

@@ -7,6 +7,9 @@ every line starts with the same text around one small number, and the numbers ar
 learned once per input (as ingest.host_column learns a cluster shell's host column) and each line's number is read
 as the launcher's number for its process (a slot, like srun's `N: `).
 
+A column may lead with the host (MPICH's `%h:%r| ` on two nodes: `node01:0| `, `node02:3| `): a host name that
+varies over a few values, then the same separator and text around the number; each line's host is read too.
+
 Only a column the known launcher prefixes do not already read is learned, and only when it has punctuation of its
 own, so a log of `Epoch 3: ...` or `worker 12 ...` lines teaches nothing. A bracketed tag (`[worker 3] `) is left to
 the analysis (analyze.stream_tags): a shell loop's worker index need not be the rank; its ranked lines tell.
@@ -31,6 +34,12 @@ _RECUR = 3  # lines per distinct number at least: each rank's column recurs, a c
 # the column: up to 40 characters before the first `: `, `| `, `] `, `> ` or `) `, holding exactly one number
 _COLUMN = re.compile(r"(?P<pre>[^\d\n]{0,24}?)(?P<number>\d{1,4})(?P<post>[^\d\n]{0,16}?[:|\]>)]) ")
 _PUNCTUATION = re.compile(r"[^\w\s]")
+# the same with a host first, whose name may hold digits (`node01:0| `, `gpu-3.cluster@2> `)
+_HOST_NUMBER = re.compile(
+    r"(?P<host>[A-Za-z][\w\-]{0,30}(?:\.[\w\-]{1,30}){0,4})(?P<sep>[:@/])(?P<number>\d{1,4})"
+    r"(?P<post>[^\d\n]{0,16}?[:|\]>)]) ")
+_MOST_HOSTS = 64
+_HOST = r"(?P<host>[A-Za-z][\w\-]{0,30}(?:\.[\w\-]{1,30}){0,4})"
 
 
 @dataclass(frozen=True)
@@ -39,18 +48,23 @@ class RankColumn:
 
     pre: str
     post: str
+    hosted: bool = False  # a host name leads the column, `pre` is the separator after it
 
     def __post_init__(self) -> None:
-        pattern = re.compile(re.escape(self.pre) + r"(\d{1,4})" + re.escape(self.post) + " ")
+        pattern = re.compile((_HOST if self.hosted else "") + re.escape(self.pre) + r"(?P<number>\d{1,4})"
+                             + re.escape(self.post) + " ")
         object.__setattr__(self, "_pattern", pattern)
 
-    def match(self, text: str) -> tuple[int, int] | None:
-        """(the line's number, where its body starts), or None when the line does not carry the column."""
+    def match(self, text: str) -> tuple[int, int, str | None] | None:
+        """(the line's number, where its body starts, its host where the column names one), or None when the line
+        does not carry the column."""
         found = self._pattern.match(text)  # type: ignore[attr-defined]
-        return (int(found.group(1)), found.end()) if found else None
+        if found is None:
+            return None
+        return int(found.group("number")), found.end(), found.group("host") if self.hosted else None
 
     def shown(self) -> str:
-        return f"{self.pre}<rank>{self.post} "
+        return f"{'<host>' if self.hosted else ''}{self.pre}<rank>{self.post} "
 
 
 def learn(head: bytes) -> RankColumn | None:
@@ -68,16 +82,55 @@ def learn(head: bytes) -> RankColumn | None:
         key = (found.group("pre"), found.group("post"))
         columns[key] += 1
         numbers.setdefault(key, set()).add(int(found.group("number")))
+    plain = _plain_column(columns, numbers, len(lines))
+    return plain if plain is not None else _hosted_column(lines)
+
+
+def _ranks_like(seen: set[int], count: int, total: int) -> bool:
+    """Numbers a column of ranks would show: 0..N-1 (0 among them, not spread wider), each on several lines, on
+    most of the input's first lines."""
+    if count < max(_MIN_LINES, _SHARE * total) or len(seen) < 2 or 0 not in seen:
+        return False
+    if max(seen) >= min(_MOST_RANKS, 4 * len(seen)):
+        return False  # ranks are 0..N-1: numbers spread wider are pids, ports or steps
+    # each rank prints many lines; a counter (`step=3 loss: `, `iter[3]: `, a module's `(3): `) few
+    return count >= _RECUR * len(seen)
+
+
+def _hosted_column(lines: list[str]) -> RankColumn | None:
+    """A column that names the host before the rank (`node01:0| `), the hosts few and the separator shared."""
+    columns: Counter[tuple[str, str]] = Counter()
+    numbers: dict[tuple[str, str], set[int]] = {}
+    hosts: dict[tuple[str, str], set[str]] = {}
+    for line in lines:
+        found = _HOST_NUMBER.match(line)
+        if found is None:
+            continue
+        key = (found.group("sep"), found.group("post"))
+        columns[key] += 1
+        numbers.setdefault(key, set()).add(int(found.group("number")))
+        hosts.setdefault(key, set()).add(found.group("host"))
+    if not columns:
+        return None
+    (sep, post), count = columns.most_common(1)[0]
+    seen, names = numbers[(sep, post)], hosts[(sep, post)]
+    if not _ranks_like(seen, count, len(lines)) or len(names) > min(_MOST_HOSTS, len(seen)):
+        return None
+    if not _PUNCTUATION.search(post.rstrip(":|]>)")) and sep == ":" and post.strip() == ":":
+        return None  # `host:3: `: a file's `path:line: ` or a count after a word, not a column of its own
+    if headers.parse(f"{next(iter(names))}{sep}1{post} step 1").rank is not None:
+        return None  # a known prefix (`[gpu187:1]:`): read already
+    return RankColumn(sep, post, hosted=True)
+
+
+def _plain_column(columns: Counter[tuple[str, str]], numbers: dict[tuple[str, str], set[int]],
+                  total: int) -> RankColumn | None:
     if not columns:
         return None
     (pre, post), count = columns.most_common(1)[0]
     seen = numbers[(pre, post)]
-    if count < max(_MIN_LINES, _SHARE * len(lines)) or len(seen) < 2 or 0 not in seen:
+    if not _ranks_like(seen, count, total):
         return None
-    if max(seen) >= min(_MOST_RANKS, 4 * len(seen)):
-        return None  # ranks are 0..N-1: numbers spread wider are pids, ports or steps
-    if count < _RECUR * len(seen):
-        return None  # each rank prints many lines; a counter (`step=3 loss: `, `iter[3]: `, a module's `(3): `) few
     if pre.startswith(("[", "{", "(", '"', "'")):
         return None  # `[worker 3] ` (a process tag, whose rank its ranked lines tell: stream_tags), a JSON record
     if headers.parse(f"{pre}1{post} step 1", host_column=True).host is not None:
