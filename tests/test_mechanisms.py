@@ -2531,7 +2531,7 @@ def test_a_column_is_learned_only_where_it_looks_like_a_launchers_rank():
         return "".join(f"{p}2026-12-07 23:26:03,312 INFO [train] loss 0.84\n" for p in prefixes).encode()
 
     learned = learn(log([f"vm:{i % 3}| " for i in range(12)]))
-    assert learned is not None and learned.match("vm:2| x") == (2, 6) and learned.match("vm:2 x") is None
+    assert learned is not None and learned.match("vm:2| x") == (2, 6, None) and learned.match("vm:2 x") is None
     assert learn(log([f"rank {i % 4}@node-a: " for i in range(16)])) is not None
     assert learn(log([f"Epoch {i % 3}: " for i in range(12)])) is None  # a word and a number
     assert learn(log([f"[worker {i % 3}] " for i in range(12)])) is None  # a process tag: stream_tags reads it
@@ -2640,4 +2640,32 @@ def test_an_unprefixed_traceback_is_the_one_rank_that_exited_with_an_error_code(
     root = diagnose(str(TESTS / "blind" / "dev93" / "run93-torchrun-rpc-timeout" / "log.txt")).root_cause
     assert root is not None and root.entry_id == "rpc-timeout" and root.category == "dist.collective_timeout"
     assert "RPC ran for more than set timeout" in root.evidence.text
+
+
+@pytest.mark.parametrize("engine", ["auto", "lines"])
+def test_a_launcher_column_that_names_the_host_before_the_rank_is_read(engine: str):
+    # a real MPICH run with `-prepend-pattern '%h:%r| '` over two hosts (tests/fixtures/mechanisms/
+    # mpich_hosted_column.sh): `node02:3| [rank3]: KeyError: 'target'`; before, the varying host hid the traceback
+    # and a peer's lost connection was filed as rank 3 dying silently
+    result = diagnose(str(TESTS / "fixtures" / "mechanisms" / "mpich_hosted_column.log"), engine=engine)
+    root = result.root_cause
+    assert root is not None and root.entry_id == "uncaught-user-exception" and root.rank == 3
+    assert result.ranks[3].host == "node02" and root.evidence.text.endswith("KeyError: 'target'")
+    assert sorted(result.ranks) == [0, 1, 2, 3]
+    assert any("`<host>:<rank>| `" in note for note in result.notes)
+
+
+def test_a_hosted_column_is_learned_only_where_it_looks_like_hosts_and_ranks():
+    from denpex.ingest.rank_column import learn
+
+    def log(prefixes: list[str]) -> bytes:
+        return "".join(f"{p}2026-12-07 23:26:03,312 INFO [train] loss 0.84\n" for p in prefixes).encode()
+
+    learned = learn(log([f"node0{1 + i % 4 // 2}:{i % 4}| " for i in range(16)]))
+    assert learned is not None and learned.match("node02:3| x") == (3, 10, "node02")
+    assert learn(log([f"gpu-{i % 2}.cluster@{i % 4}> " for i in range(16)])) is not None
+    # a file's `name.py:LINE: ` (warnings, compiler diagnostics): line numbers spread wide, no ranks
+    assert learn(log([f"train{i % 2}.py:{40 + i * 7}: " for i in range(12)])) is None
+    # more hosts than ranks: not a host column (`job-7:0| `, `job-8:0| ` ... a counter in the name)
+    assert learn(log([f"job{i}:{i % 2}| " for i in range(12)])) is None
 
