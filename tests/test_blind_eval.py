@@ -630,6 +630,14 @@ FLOORS = {
     # 11/16 16/16, healthy clean 1/1)
     "dev93": {"category": 0.82, "decisive_line": 0.94, "rank": 0.76, "verdict": 1.00},
     "test93": {"category": 0.87, "decisive_line": 1.00, "rank": 0.68, "verdict": 1.00},
+    # round 98 (34 CPU runs: how output plumbing reshapes a failing job's log: block-buffered stdout beside unbuffered
+    # stderr, stdout and stderr in separate files (a folder), ranks appending to one shared file (interleaved, mid-
+    # line), a TTY captured by script (CRLF, colours, tqdm) and tee with stdbuf, a log appended to on every launch
+    # (healthy then failing, failing then fixed), logs cut mid-line): scored whole once, blind, at eda5388 by totals
+    # only (30/30 29/30 25/30 30/30, healthy clean 3/4); split with seed 20261298; test98 by totals only (15/15 14/15
+    # 12/15 15/15, healthy clean 2/2)
+    "dev98": {"category": 1.00, "decisive_line": 1.00, "rank": 0.86, "verdict": 1.00},
+    "test98": {"category": 1.00, "decisive_line": 0.93, "rank": 0.80, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -644,7 +652,7 @@ def half(request):
                                     "58", "59", "60", "61", "62", "63", "64", "65", "66", "67", "68",
                                     "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "80", "81", "82",
                                     "83",
-                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94", "97", "93"])
+                                    "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94", "97", "93", "98"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -660,7 +668,7 @@ def test_blind_split_is_intact(suffix):
              "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "80": 6, "81": 19, "82": 12,
              "83": 19,
              "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23, "92": 13, "91": 24,
-             "95": 10, "96": 10, "94": 18, "97": 10, "93": 17}.get(suffix, 60)
+             "95": 10, "96": 10, "94": 18, "97": 10, "93": 17, "98": 17}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -703,12 +711,13 @@ def test_rates_hold_their_floor(half, check):
 # 38's (debug output on): dev38 4 of 11 at the split, test38 1 of 11 (unread); round 48's (elastic restarts that
 # recovered, per-node host names): dev48 2 of 3 at the split, test48 1 of 3 (unread); round 55's: test55 1 of 6
 # at the split (unread); round 94's: dev94 2 of 2 at the split (torchrun restarts that recovered after attempt 0,
-# reported as a warning by design), test94 1 of 2 (unread)
+# reported as a warning by design), test94 1 of 2 (unread); round 98's: dev98 1 of 2 at the split (a log appended
+# to by a failing launch, then a fixed launch that finished: the first launch's failure is still reported)
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
                                    "dev33": 1, "test33": 2,
                                    "dev34": 1, "test34": 2, "test36": 1, "dev38": 4, "test38": 1,
                                    "dev48": 2, "test48": 1, "test55": 1, "dev76": 1,
-                                   "dev94": 2, "test94": 1}
+                                   "dev94": 2, "test94": 1, "dev98": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,
@@ -763,7 +772,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev96": 1, "test96": 1,
                     "dev94": 2, "test94": 2,
                     "dev97": 2, "test97": 2,
-                    "dev93": 2, "test93": 1}  # 9-13, 15, 17, 18: failures
+                    "dev93": 2, "test93": 1,
+                    "dev98": 2, "test98": 2}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
