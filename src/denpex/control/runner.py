@@ -143,6 +143,7 @@ class LiveDiagnoser:
 
     def __init__(self, log_name: str, catalog: Catalog | None = None, context: int = 100) -> None:
         self.catalog = catalog or load()
+        self.context = context
         self.collector = Collector(self.catalog, context=context)
         self.lines = LineFeed(self.collector, log_name)
         self.framing = StreamFraming(log_name)
@@ -160,12 +161,17 @@ class LiveDiagnoser:
         return self._analyse(self.framing.push(raw, self.number, self.number))
 
     def settle(self, ended: bool = False) -> list[Flag]:
-        """The output paused (or `ended`): frame and feed the lines still held; return new findings."""
+        """Lines waited long enough for the column decision (or the output `ended`): frame and feed the lines still
+        held; return new findings."""
         return self._analyse(self.framing.flush() if ended else self.framing.settle())
 
     def _analyse(self, lines: list[tuple[bytes, Line]]) -> list[Flag]:
         if not lines:
             return []
+        if self.framing.restarted:  # a column found after early lines were read without it: read them all again
+            self.collector = Collector(self.catalog, context=self.context)
+            self.lines = LineFeed(self.collector, self.log_name)
+            self._seen_candidates = 0
         for raw, line in lines:
             if line.text.strip():
                 self.last_line = line
@@ -322,8 +328,8 @@ def run(
                 if deadline is not None and now >= deadline and not result.timed_out:
                     result.timed_out = True
                     _stop(proc)
-                if not events:
-                    report(live.settle())  # a pause in the output: what arrived is framed, flags are not held back
+                if live.framing.due():
+                    report(live.settle())  # lines held for the column decision too long: framed, flags not held back
                 if not events and proc.poll() is not None:
                     # the command is gone; a background child of it may still hold the pipes open
                     exited_at = exited_at or now

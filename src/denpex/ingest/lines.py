@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import time
 from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
@@ -270,51 +271,71 @@ class StreamFraming:
     """Frames a live stream's lines (`denpex run`'s output, a watched file) as `framed` frames a saved file.
 
     A file's host and rank columns are decided from its first bytes before any line is framed; a stream has no first
-    bytes yet, so its first lines wait until as many have arrived as that decision reads (SNIFF_LINES lines or
-    SNIFF_BYTES), the stream pauses (settle) or it ends (flush). A pause before there is enough to decide from (a
-    launcher's first lines, then seconds of imports) frames what arrived without columns and keeps the question open.
-    Each line keeps the number and sequence its caller gave it.
+    bytes yet, so its columns are decided once as many lines have arrived as that decision reads (SNIFF_LINES lines
+    or SNIFF_BYTES) or the stream ends. Lines wait for that decision at most HOLD_S (`due`): then they are framed as
+    they are (`settle`), so a finding is shown without waiting, and the decision stays open. When it comes and finds a
+    column those early lines lacked, every line of the stream so far is framed again and `restarted` says so: the
+    caller analyses the stream afresh from its first line. Each line keeps the number and sequence it was given.
     """
 
     SNIFF_LINES = 200
-    ENOUGH_LINES = 6  # the fewest lines a column is learned from (ingest.rank_column)
+    HOLD_S = 0.5
 
     def __init__(self, name: str, rank_hint: int | None = None) -> None:
         self.name = name
         self.rank_hint = rank_hint
         self.year: int | None = None
         self.columns: tuple[bool, RankColumn | None] | None = None
-        self._head: list[bytes] = []  # every line seen while the columns are undecided
+        self.restarted = False  # the last lines returned start over from the stream's first line
+        self._head: list[tuple[bytes, int, int]] = []  # every line seen while the columns are undecided
         self._head_bytes = 0
-        self._held: list[tuple[bytes, int, int]] = []  # those not framed yet
+        self._held = 0  # how many of the head's last lines are not framed yet
+        self._held_since: float | None = None
+        self._provisional = False  # some head lines were framed before the decision
 
     def push(self, raw: bytes, number: int, seq: int) -> list[tuple[bytes, Line]]:
-        """The lines that can be framed now: none while the columns are undecided, then every held one."""
+        """The lines that can be framed now: none while the columns are undecided (at most HOLD_S), then every
+        held one."""
+        self.restarted = False
         if self.columns is not None:
             return [(raw, self._build(raw, number, seq))]
-        self._head.append(raw)
+        self._head.append((raw, number, seq))
         self._head_bytes += len(raw) + 1
-        self._held.append((raw, number, seq))
+        self._held += 1
+        if self._held_since is None:
+            self._held_since = time.monotonic()
         if len(self._head) < self.SNIFF_LINES and self._head_bytes < SNIFF_BYTES:
             return []
         return self.flush()
 
+    def due(self) -> bool:
+        """Have lines waited HOLD_S for the column decision? Then `settle` frames them."""
+        return self._held_since is not None and time.monotonic() - self._held_since >= self.HOLD_S
+
     def settle(self) -> list[tuple[bytes, Line]]:
-        """The stream paused: decide from what arrived if it is enough, else frame it as it is and decide later."""
-        if self.columns is None and len(self._head) < self.ENOUGH_LINES:
-            held, self._held = self._held, []
-            return [(raw, self._build(raw, number, seq)) for raw, number, seq in held]
-        return self.flush()
+        """Frame the held lines as they are, the columns still undecided (a pause, or lines held too long)."""
+        self.restarted = False
+        if self.columns is not None or not self._held:
+            return []
+        held = self._head[len(self._head) - self._held:]
+        self._held, self._held_since, self._provisional = 0, None, True
+        return [(raw, self._build(raw, number, seq)) for raw, number, seq in held]
 
     def flush(self) -> list[tuple[bytes, Line]]:
-        """Decide the columns from what has arrived (at the stream's end, however little) and frame the held lines."""
-        if self.columns is None:
-            head = b"".join(raw + b"\n" for raw in self._head)[:SNIFF_BYTES]
-            tagged = tagged_head(head)
-            self.columns = (tagged, None if tagged else learn(head))
-            self._head, self._head_bytes = [], 0
-        held, self._held = self._held, []
-        return [(raw, self._build(raw, number, seq)) for raw, number, seq in held]
+        """Decide the columns from what has arrived (at the stream's end, however little) and frame the held lines,
+        or, when early lines were framed without a column now found, every line again (`restarted`)."""
+        self.restarted = False
+        if self.columns is not None:
+            return []
+        head = b"".join(raw + b"\n" for raw, _, _ in self._head)[:SNIFF_BYTES]
+        tagged = tagged_head(head)
+        self.columns = (tagged, None if tagged else learn(head))
+        self.restarted = self._provisional and self.columns != (False, None)
+        lines = self._head if self.restarted else self._head[len(self._head) - self._held:]
+        self.year = None if self.restarted else self.year
+        framed = [(raw, self._build(raw, number, seq)) for raw, number, seq in lines]
+        self._head, self._head_bytes, self._held, self._held_since = [], 0, 0, None
+        return framed
 
     def _build(self, raw: bytes, number: int, seq: int) -> Line:
         tagged, column = self.columns or (False, None)

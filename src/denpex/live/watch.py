@@ -24,7 +24,7 @@ from denpex.catalog import Catalog
 from denpex.ingest.follow import Event, FollowedFile, Follower
 from denpex.ingest.lines import StreamFraming
 from denpex.live.process import exited
-from denpex.model import Diagnosis, Finding
+from denpex.model import Diagnosis, Finding, Line
 
 
 @dataclass(slots=True)
@@ -45,6 +45,7 @@ class _Stream:
     framing: StreamFraming
     generation: int = 0
     number: int = 0
+    fed: int = 0  # the number of the last line fed
 
 
 def _key(root: Finding | None) -> tuple[str, int | None] | None:
@@ -74,6 +75,9 @@ class LiveDiagnosis:
         self._decided_at = -1  # lines_read when the last decision was taken
         self._entries_memo = {id(e): e for e in catalog.entries}  # deepcopy shares the catalog's entries
         self.notes: list[str] = []
+        # files whose first lines were read before their launcher column was learned (the live decisions lack it)
+        self.read_early: list[str] = []
+        self.rotated = False
 
     @property
     def inputs(self) -> list[str]:
@@ -86,21 +90,35 @@ class LiveDiagnosis:
             stream = self._streams[followed.name] = _Stream(LineFeed(self.collector, followed.name),
                                                             StreamFraming(followed.name, followed.rank_hint))
         if followed.generation != stream.generation:
-            stream.generation, stream.number = followed.generation, 0
+            self.rotated = True
+            self._frame(stream, stream.framing.flush())  # the old file's held lines; the new one's columns are its own
+            stream.framing = StreamFraming(followed.name, followed.rank_hint)
+            stream.generation, stream.number, stream.fed = followed.generation, 0, 0
             self.notes.append(f"{followed.name} was rotated or truncated while watched: line numbers of its "
                               "earlier lines refer to the earlier file")
         for raw in lines:
             stream.number += 1
             self._seq += 1
-            for framed_raw, line in stream.framing.push(raw, stream.number, self._seq):
-                stream.feed.feed(framed_raw, line)
+            self._frame(stream, stream.framing.push(raw, stream.number, self._seq))
+
+    def _frame(self, stream: _Stream, lines: list[tuple[bytes, Line]]) -> None:
+        """Feed framed lines; a stream framed again from its start (a column found after its first lines were read
+        without it) feeds only those not fed yet: the other files share the analysis, so it is not started over."""
+        if stream.framing.restarted and lines:
+            early = sum(1 for _, line in lines if line.number <= stream.fed)
+            if early:
+                self.read_early.append(stream.framing.name)
+            lines = [(raw, line) for raw, line in lines if line.number > stream.fed]
+        for raw, line in lines:
+            stream.feed.feed(raw, line)
+            stream.fed = line.number
 
     def settle(self) -> None:
-        """Frame the lines each stream still holds (its columns undecided): the files went quiet, so what arrived is
-        all there is to decide from for now, and a short log's failure is shown without waiting for its end."""
+        """Frame the lines a stream has held too long for its column decision (ingest.lines.StreamFraming.due), so
+        a finding is shown without waiting for the decision."""
         for stream in self._streams.values():
-            for raw, line in stream.framing.settle():
-                stream.feed.feed(raw, line)
+            if stream.framing.due():
+                self._frame(stream, stream.framing.settle())
 
     def current(self) -> Diagnosis | None:
         """The decision on everything fed so far; None when nothing new was fed since the last one."""
@@ -116,8 +134,7 @@ class LiveDiagnosis:
     def finish(self) -> Diagnosis:
         """The final diagnosis, as `api.diagnose_sources` builds it on the line path."""
         for stream in self._streams.values():
-            for raw, line in stream.framing.flush():
-                stream.feed.feed(raw, line)
+            self._frame(stream, stream.framing.flush())
             stream.feed.close()
         collection = self.collector.finish()
         diagnosis = decide(collection, self.catalog, self.inputs)
@@ -171,8 +188,7 @@ def watch(
                 live.feed(followed, lines)
             if reason:
                 break
-            if follower.idle_for() >= SILENCE_SETTLE_S:
-                live.settle()
+            live.settle()
             diagnosis = live.current() or held
             held = None
             root = diagnosis.root_cause if diagnosis is not None else None
@@ -187,6 +203,14 @@ def watch(
     finally:
         follower.close()
     final = live.finish()
+    if live.read_early and not live.rotated:
+        # a file's launcher column was learned after its first lines had been read without it: the files are all
+        # there, so the final report reads them as `denpex diagnose` does
+        from denpex.api import diagnose
+
+        final = diagnose(inputs, catalog=catalog, context=context, workers=1)
+        final.notes.append(f"{', '.join(live.read_early)}: a launcher column was learned after the first lines had "
+                           "been shown; this final report read the files again with it")
     if final.root_cause is not None and _key(final.root_cause) != shown:
         on_change(Change(final, final.root_cause, shown, time.time()))
     return final, reason
