@@ -133,16 +133,7 @@ def relaunched(cands: list[Candidate], progress: StreamProgress) -> tuple[list[C
     if not fatal:
         return [], None
     first = min(fatal, key=lambda c: c.finding.evidence.seq).finding.evidence
-    # a new run of the failed stream's steps (any stream's, for a failure without a rank) whose previous run printed
-    # its last step before the failure: that run ended with it; a count that goes on past the failure and starts over
-    # later (a new epoch, another copy of the job's output) is no relaunch
-    starts: list[tuple[int, int]] = []
-    for stream, marks in progress.restarts.items():
-        if stream[0] != first.file or (first.rank is not None and stream[1] != first.rank):
-            continue
-        after = next((mark for mark in marks if mark[0] > first.seq), None)
-        if after is not None and after[2] < first.seq:
-            starts.append((after[0], after[1]))
+    starts = [mark for stream, mark in progress.restarts.items() if stream[0] == first.file and mark[0] > first.seq]
     if not starts:
         return [], None
     start, start_line = min(starts)

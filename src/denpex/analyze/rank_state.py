@@ -62,7 +62,6 @@ _PROGRESS = re.compile(
     r"|\b(?:[Tt]raining (?:complete|completed|finished|done)|[Ff]inished training|`Trainer\.fit` stopped)\b"
 )
 DONE = 1 << 30  # the end of training counts as a step past any other
-_MOST_RESTARTS = 4096  # per stream: the restarts a log of many appended launches keeps (memory stays bounded)
 # a line about stopping that names the step it stopped at (`shutting down: flushing metrics writer (last step 4)`,
 # `aborting at step 3`): where the run ended, not a step it went on to (round 55's handlers)
 _STOPPING = re.compile(r"\b(?:shutting down|shutdown|cleaning up|abort(?:ing|ed)?|last (?:step|iter\w*|epoch))\b",
@@ -79,8 +78,8 @@ class StreamProgress:
     steps: dict[tuple[str, int | None], int] = field(default_factory=dict)
     last: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)  # (seq, line number)
     # where a stream's step count started over (`step 1` after `step 3`): the job launched again into the same log,
-    # or a new epoch of a per-epoch count; (seq, line number, seq of the run's last progress line before it)
-    restarts: dict[tuple[str, int | None], list[tuple[int, int, int]]] = field(default_factory=dict)
+    # or a new epoch of a per-epoch count; (seq, line number) of the latest
+    restarts: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)
     _current: dict[tuple[str, int | None], int] = field(default_factory=dict)
 
     def feed(self, line: Line) -> None:
@@ -94,8 +93,8 @@ class StreamProgress:
         if found:
             stream = (line.file, line.rank)
             step = int(found.group("step")) if found.group("step") else DONE
-            if step <= 1 < self._current.get(stream, -1) and len(self.restarts.get(stream, ())) < _MOST_RESTARTS:
-                self.restarts.setdefault(stream, []).append((line.seq, line.number, self.last[stream][0]))
+            if step <= 1 < self._current.get(stream, -1):
+                self.restarts[stream] = (line.seq, line.number)
             self._current[stream] = step
             self.steps[stream] = max(step, self.steps.get(stream, -1))
             self.last[stream] = (line.seq, line.number)
