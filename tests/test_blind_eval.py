@@ -712,12 +712,12 @@ def test_rates_hold_their_floor(half, check):
 # recovered, per-node host names): dev48 2 of 3 at the split, test48 1 of 3 (unread); round 55's: test55 1 of 6
 # at the split (unread); round 94's: dev94 2 of 2 at the split (torchrun restarts that recovered after attempt 0,
 # reported as a warning by design), test94 1 of 2 (unread); round 98's: dev98 1 of 2 at the split (a log appended
-# to by a failing launch, then a fixed launch that finished), none since relaunches are read
+# to by a failing launch, then a fixed launch that finished: the first launch's failure is still reported)
 KNOWN_NOT_CLEAN: dict[str, int] = {"test21": 1, "dev22": 1, "test23": 1, "test25": 2, "test26": 2, "dev26": 1,
                                    "dev33": 1, "test33": 2,
                                    "dev34": 1, "test34": 2, "test36": 1, "dev38": 4, "test38": 1,
                                    "dev48": 2, "test48": 1, "test55": 1, "dev76": 1,
-                                   "dev94": 2, "test94": 1}
+                                   "dev94": 2, "test94": 1, "dev98": 1}
 # rounds 4 and 8: failure runs only
 HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "test8": 0,
                     "dev9": 0, "test9": 0, "dev10": 1, "test10": 0, "test11": 0, "test12": 0,

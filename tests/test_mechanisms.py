@@ -2669,16 +2669,3 @@ def test_a_hosted_column_is_learned_only_where_it_looks_like_hosts_and_ranks():
     # more hosts than ranks: not a host column (`job-7:0| `, `job-8:0| ` ... a counter in the name)
     assert learn(log([f"job{i}:{i % 2}| " for i in range(12)])) is None
 
-
-def test_a_failed_launch_then_one_that_trained_to_its_end_in_the_same_log_was_lived_through(tmp_path):
-    # dev98 run98-shell-fixed-appended: `>> train.log` on every launch: rank 1's ValueError at step 4 ended the first
-    # launch; the second launch's steps start over at 1 and run to `training finished`, nothing fatal after
-    result = diagnose(str(TESTS / "blind" / "dev98" / "run98-shell-fixed-appended" / "log.txt"))
-    assert result.verdict is Verdict.CLEAN
-    assert any("launched again into the same log" in note for note in result.notes)
-    # the same log cut before the second launch finished is the first launch's failure
-    lines = (TESTS / "blind" / "dev98" / "run98-shell-fixed-appended" / "log.txt").read_text().splitlines(keepends=True)
-    cut = next(i for i, line in enumerate(lines) if "step 5/8" in line)
-    (tmp_path / "cut.log").write_text("".join(lines[:cut]))
-    assert diagnose(str(tmp_path / "cut.log")).verdict is Verdict.FAILURE
-

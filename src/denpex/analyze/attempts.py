@@ -123,28 +123,3 @@ def recovered(cands: list[Candidate], progress: StreamProgress) -> tuple[list[Ca
         return lived, (f"torchelastic restarted the workers after the failure ending at line {ev.line}, and the "
                        f"job trained on (line {line}): it recovered")
     return [], None
-
-
-def relaunched(cands: list[Candidate], progress: StreamProgress) -> tuple[list[Candidate], str | None]:
-    """(the failures a later launch lived past, a note): a log the job appends to on every launch (`>> train.log`)
-    holds a failed launch, then one whose step count starts over and runs to the end of training with nothing fatal
-    after it. A process that died of the failure cannot have printed those steps: the job was launched again."""
-    fatal = [c for c in cands if c.finding.fatal and c.finding.role is not Role.WRAPPER]
-    if not fatal:
-        return [], None
-    first = min(fatal, key=lambda c: c.finding.evidence.seq).finding.evidence
-    starts = [mark for stream, mark in progress.restarts.items() if stream[0] == first.file and mark[0] > first.seq]
-    if not starts:
-        return [], None
-    start, start_line = min(starts)
-    if any(c.finding.fatal and c.finding.evidence.file == first.file and c.finding.evidence.seq > start
-           for c in cands):
-        return [], None  # the later launch failed too: it decides as any failure does
-    finished = [line for stream, (seq, line) in progress.last.items()
-                if stream[0] == first.file and seq > start and progress.steps.get(stream) == DONE]
-    if not finished:
-        return [], None
-    lived = [c for c in cands if c.finding.fatal and c.finding.evidence.file == first.file
-             and c.finding.evidence.seq < start]
-    return lived, (f"the job was launched again into the same log (its steps start over at line {start_line}) and "
-                   f"trained to its end (line {max(finished)}): the earlier launch's failure was lived through")

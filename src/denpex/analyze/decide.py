@@ -434,25 +434,12 @@ def _restarts(cands: list[Candidate], collection: Collection) -> list[str]:
         _survived(cand, "an earlier attempt: torchelastic restarted the workers, and the last attempt failed of "
                         "another cause")
     lived, recovery_note = attempts.recovered(cands, collection.progress)
-    _lived_through(lived, "torchelastic restarted the workers after it, and the job trained on")
-    notes.extend(note for note in (restart_note, recovery_note) if note)
-    return notes
-
-
-def _lived_through(lived: list[Candidate], how: str) -> None:
-    """The job lived through these thanks to a restart or a new launch: the cause is a warning, echoes context."""
-    for cand in lived:
+    for cand in lived:  # the job lived through them thanks to the restart: the cause is a warning, echoes context
         cand.finding.fatal = False
         cand.finding.role = Role.WARNING if cand.finding.role is Role.CAUSE else Role.CONTEXT
-        cand.finding.reason = how
-
-
-def _relaunched(cands: list[Candidate], collection: Collection) -> list[str]:
-    """A log the job appends to on every launch: a failure that no later output survived, then a new launch that
-    trained to its end (analyze.attempts.relaunched)."""
-    lived, note = attempts.relaunched(cands, collection.progress)
-    _lived_through(lived, "the job was launched again after it, into the same log, and trained to its end")
-    return [note] if note else []
+        cand.finding.reason = "torchelastic restarted the workers after it, and the job trained on"
+    notes.extend(note for note in (restart_note, recovery_note) if note)
+    return notes
 
 
 def _explained_below(fatal: Iterable[Candidate]) -> list[Candidate]:
@@ -625,7 +612,6 @@ def decide(collection: Collection, catalog: Catalog, inputs: list[str]) -> Diagn
     _originals_below(cands)
     notes.extend(_restarts(cands, collection))
     _went_on_after(cands, collection)
-    notes.extend(_relaunched(cands, collection))
     _session_went_on(cands)
     for cand in cands:
         if (cand.event in collection.handled_events and cand.finding.fatal and cand.finding.role is Role.CAUSE

@@ -77,10 +77,6 @@ class StreamProgress:
 
     steps: dict[tuple[str, int | None], int] = field(default_factory=dict)
     last: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)  # (seq, line number)
-    # where a stream's step count started over (`step 1` after `step 3`): the job launched again into the same log,
-    # or a new epoch of a per-epoch count; (seq, line number) of the latest
-    restarts: dict[tuple[str, int | None], tuple[int, int]] = field(default_factory=dict)
-    _current: dict[tuple[str, int | None], int] = field(default_factory=dict)
 
     def feed(self, line: Line) -> None:
         body = line.body
@@ -93,9 +89,6 @@ class StreamProgress:
         if found:
             stream = (line.file, line.rank)
             step = int(found.group("step")) if found.group("step") else DONE
-            if step <= 1 < self._current.get(stream, -1):
-                self.restarts[stream] = (line.seq, line.number)
-            self._current[stream] = step
             self.steps[stream] = max(step, self.steps.get(stream, -1))
             self.last[stream] = (line.seq, line.number)
 
