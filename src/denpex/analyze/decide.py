@@ -312,11 +312,10 @@ def _went_on_after(cands: list[Candidate], collection: Collection) -> None:
         # step 0 (`Epoch 0:   0%|`, a progress bar redrawn as it closes) is where training starts, not progress
         steps_after = collection.progress.steps.get(stream, -1)
         if progress_at <= finding.evidence.seq or steps_after <= max(steps_before, 0):
-            # a rankless traceback, or one of a rank that never prints progress (an RPC callee's, quoted under its
-            # `On WorkerInfo(id=2, ...)`): the ranks that do print it tell whether the job went on
-            silent = finding.evidence.rank is None or (finding.evidence.file, finding.evidence.rank) not in \
-                collection.progress.last
-            if silent and (everyone := _all_went_on(finding.evidence, collection)):
+            # a rankless traceback, or one printed without a prefix whose header says whose it is (an RPC callee's,
+            # under its `On WorkerInfo(id=2, ...)`): the ranks that print progress tell whether the job went on
+            quoted = cand.block is not None and cand.block.about_rank is not None and cand.block.header.rank is None
+            if (finding.evidence.rank is None or quoted) and (everyone := _all_went_on(finding.evidence, collection)):
                 stream, (progress_at, progress_line) = (finding.evidence.file, None), everyone
             else:
                 continue
