@@ -73,17 +73,28 @@ def learn(head: bytes) -> RankColumn | None:
     lines = [line for line in text.split("\n")[:-1][:_SNIFF_LINES] if line.strip()]
     if len(lines) < _MIN_LINES:
         return None
-    columns: Counter[tuple[str, str]] = Counter()
-    numbers: dict[tuple[str, str], set[int]] = {}
-    for line in lines:
-        found = _COLUMN.match(line)
-        if found is None:
-            continue
-        key = (found.group("pre"), found.group("post"))
-        columns[key] += 1
-        numbers.setdefault(key, set()).add(int(found.group("number")))
+    columns, numbers, _ = _tally(lines, _COLUMN, "pre")
     plain = _plain_column(columns, numbers, len(lines))
     return plain if plain is not None else _hosted_column(lines)
+
+
+def _tally(lines: list[str], pattern: re.Pattern[str], before: str) -> tuple[
+        Counter[tuple[str, str]], dict[tuple[str, str], set[int]], dict[tuple[str, str], set[str]]]:
+    """Per column shape (the text `before` the number, the text after it): how many lines carry it, the numbers it
+    holds, and the hosts named before it (where the pattern names one)."""
+    columns: Counter[tuple[str, str]] = Counter()
+    numbers: dict[tuple[str, str], set[int]] = {}
+    hosts: dict[tuple[str, str], set[str]] = {}
+    for line in lines:
+        found = pattern.match(line)
+        if found is None:
+            continue
+        key = (found.group(before), found.group("post"))
+        columns[key] += 1
+        numbers.setdefault(key, set()).add(int(found.group("number")))
+        if "host" in pattern.groupindex:
+            hosts.setdefault(key, set()).add(found.group("host"))
+    return columns, numbers, hosts
 
 
 def _ranks_like(seen: set[int], count: int, total: int) -> bool:
@@ -99,17 +110,7 @@ def _ranks_like(seen: set[int], count: int, total: int) -> bool:
 
 def _hosted_column(lines: list[str]) -> RankColumn | None:
     """A column that names the host before the rank (`node01:0| `), the hosts few and the separator shared."""
-    columns: Counter[tuple[str, str]] = Counter()
-    numbers: dict[tuple[str, str], set[int]] = {}
-    hosts: dict[tuple[str, str], set[str]] = {}
-    for line in lines:
-        found = _HOST_NUMBER.match(line)
-        if found is None:
-            continue
-        key = (found.group("sep"), found.group("post"))
-        columns[key] += 1
-        numbers.setdefault(key, set()).add(int(found.group("number")))
-        hosts.setdefault(key, set()).add(found.group("host"))
+    columns, numbers, hosts = _tally(lines, _HOST_NUMBER, "sep")
     if not columns:
         return None
     (sep, post), count = columns.most_common(1)[0]
