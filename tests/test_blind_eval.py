@@ -645,6 +645,12 @@ FLOORS = {
     # test99 by totals only (8/9 9/9 0/1 9/9, healthy clean 1/1)
     "dev99": {"category": 0.83, "decisive_line": 1.00, "rank": 0.75, "verdict": 1.00},
     "test99": {"category": 0.88, "decisive_line": 1.00, "rank": 0.00, "verdict": 1.00},
+    # round 100 (10 public threads: distributed failures reported against PyTorch 1.12-2.3 in their own wordings (NCCL
+    # watchdog timeouts in the old formats, gloo send and all_gather timeouts, a port in use, an OOM kill under
+    # torch.distributed.launch); one healthy): scored whole once, blind, at dc008cf by totals only (8/9 8/9 1/2 9/9,
+    # healthy clean 1/1); split with seed 20261300; test100 by totals only (5/6 5/6 1/2 6/6, healthy clean 0/0)
+    "dev100": {"category": 1.00, "decisive_line": 1.00, "rank": 1.00, "verdict": 1.00},
+    "test100": {"category": 0.83, "decisive_line": 0.83, "rank": 0.50, "verdict": 1.00},
 }
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))
@@ -660,7 +666,7 @@ def half(request):
                                     "69", "70", "71", "72", "73", "74", "75", "76", "77", "79", "80", "81", "82",
                                     "83",
                                     "84", "85", "86", "87", "88", "89", "92", "91", "95", "96", "94", "97", "93", "98",
-                                    "99"])
+                                    "99", "100"])
 def test_blind_split_is_intact(suffix):
     split = json.loads((BLIND / f"SPLIT{suffix}.json").read_text())
     on_disk = {half: sorted(p.name for p in (BLIND / f"{half}{suffix}").iterdir() if (p / "label.json").exists())
@@ -676,7 +682,7 @@ def test_blind_split_is_intact(suffix):
              "74": 9, "75": 21, "76": 3, "77": 2, "79": 9, "80": 6, "81": 19, "82": 12,
              "83": 19,
              "84": 18, "85": 19, "86": 15, "87": 10, "88": 19, "89": 23, "92": 13, "91": 24,
-             "95": 10, "96": 10, "94": 18, "97": 10, "93": 17, "98": 17, "99": 10}.get(suffix, 60)
+             "95": 10, "96": 10, "94": 18, "97": 10, "93": 17, "98": 17, "99": 10, "100": 6}.get(suffix, 60)
     assert len(split["test"]) >= least and not set(split["dev"]) & set(split["test"])
 
 
@@ -782,7 +788,8 @@ HEALTHY_AT_LEAST = {"test4": 0, "test5": 3, "test6": 3, "test7": 1, "dev7": 0, "
                     "dev97": 2, "test97": 2,
                     "dev93": 2, "test93": 1,
                     "dev98": 2, "test98": 2,
-                    "dev99": 1, "test99": 1}  # 9-13, 15, 17, 18: failures
+                    "dev99": 1, "test99": 1,
+                    "dev100": 1, "test100": 0}  # 9-13, 15, 17, 18: failures
 
 
 def test_healthy_logs_are_all_clean(half):
