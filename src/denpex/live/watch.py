@@ -21,6 +21,7 @@ from denpex.analyze.collect import Collector
 from denpex.analyze.decide import decide
 from denpex.analyze.line_feed import LineFeed
 from denpex.catalog import Catalog
+from denpex.errors import DenpexInputError
 from denpex.ingest.follow import Event, FollowedFile, Follower
 from denpex.ingest.lines import StreamFraming
 from denpex.live.process import exited
@@ -208,9 +209,15 @@ def watch(
         # there, so the final report reads them as `denpex diagnose` does
         from denpex.api import diagnose
 
-        final = diagnose(inputs, catalog=catalog, context=context, workers=1)
-        final.notes.append(f"{', '.join(live.read_early)}: a launcher column was learned after the first lines had "
-                           "been shown; this final report read the files again with it")
+        try:
+            reread = diagnose(inputs, catalog=catalog, context=context, workers=1)
+        except (DenpexInputError, OSError):  # a file went away meanwhile: the live report is all there is
+            final.notes.append(f"{', '.join(live.read_early)}: a launcher column was learned after the first lines "
+                               "had been read without it, and the files could not be read again")
+        else:
+            final = reread
+            final.notes.append(f"{', '.join(live.read_early)}: a launcher column was learned after the first lines "
+                               "had been shown; this final report read the files again with it")
     if final.root_cause is not None and _key(final.root_cause) != shown:
         on_change(Change(final, final.root_cause, shown, time.time()))
     return final, reason
