@@ -226,10 +226,11 @@ def classify(exception_type: str, message: str, frames: list[str], wrapped_by_ba
     if verdict is not None:
         if verdict.layer is Layer.DISTRIBUTED:
             where = verdict.evidence.split("(", 1)[-1].rstrip(")")  # the frame the verdict names
-            if exception_type.rsplit(".", 1)[-1] in _ARGUMENT_ERRORS:
+            exception_class = exception_type.rsplit(".", 1)[-1]
+            if exception_class in _ARGUMENT_ERRORS:
                 return Verdict(Layer.USER, f"torch.distributed rejected its arguments with {exception_type} "
                                f"({where}): the caller's mistake")
-            if exception_type.rsplit(".", 1)[-1] in _JOBS_SIDE_ERRORS:
+            if exception_class in _JOBS_SIDE_ERRORS:
                 return Verdict(Layer.USER, f"torch.distributed raised {exception_type} about the job's own files "
                                f"or request ({where}), not about a peer or the store")
             inner = _repacked_class(exception_type, message)

@@ -57,9 +57,7 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
             code = -signal  # the launcher's report of a death by signal (`got signal: 15`, `with signal SIGTERM`)
         if code is None and finding.fields.get("exit_type"):
             code = str(finding.fields["exit_type"])  # a death the launcher could not name (Ray's SYSTEM_ERROR)
-        rank = named_rank(finding.fields)
-        if rank is None and "exitcode" in finding.fields:
-            rank = finding.evidence.rank  # a launcher line tagged with the rank it reports on
+        rank = _reported_rank(finding)
         if finding.role is not Role.WRAPPER or code is None or rank is None or rank in silent_errors:
             continue
         if str(code).lstrip("-").isdigit():
@@ -77,6 +75,15 @@ def promote_bare_exits(cands: list[Candidate]) -> None:
         finding.rank_evidence = "silent"
 
 
+def _reported_rank(finding: Finding) -> int | None:
+    """The rank a launcher's report is about: named in it, or the rank its line is tagged with when it reports an
+    exit code (`[rank: 2] ... exitcode 1`)."""
+    rank = named_rank(finding.fields)
+    if rank is None and "exitcode" in finding.fields:
+        rank = finding.evidence.rank
+    return rank
+
+
 def _ends_a_traceback(cand: Candidate) -> bool:
     """Is the finding the exception line of a Python traceback (what an uncaught exception prints as it ends)?"""
     exception = cand.block.exception if cand.block is not None else None
@@ -91,9 +98,7 @@ def _the_one_raiser(cands: list[Candidate]) -> int | None:
     codes: dict[int, int] = {}
     for cand in cands:
         code = str(cand.finding.fields.get("exitcode", ""))
-        rank = named_rank(cand.finding.fields)
-        if rank is None and "exitcode" in cand.finding.fields:
-            rank = cand.finding.evidence.rank
+        rank = _reported_rank(cand.finding)
         if rank is not None and code.lstrip("-").isdigit():
             codes[rank] = int(code)
     raisers = [rank for rank, code in codes.items() if code > 0]

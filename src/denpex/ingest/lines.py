@@ -8,8 +8,7 @@ import time
 from collections.abc import Iterable, Iterator
 
 from denpex.ingest import headers
-from denpex.ingest.host_column import tagged_head
-from denpex.ingest.rank_column import SNIFF_BYTES, RankColumn, columns_of, learn
+from denpex.ingest.rank_column import SNIFF_BYTES, RankColumn, columns_of, columns_of_head
 from denpex.ingest.reading import Reading
 from denpex.ingest.sources import Source, read_chunks
 from denpex.model import Line
@@ -327,9 +326,7 @@ class StreamFraming:
         self.restarted = False
         if self.columns is not None:
             return []
-        head = b"".join(raw + b"\n" for raw, _, _ in self._head)[:SNIFF_BYTES]
-        tagged = tagged_head(head)
-        self.columns = (tagged, None if tagged else learn(head))
+        self.columns = columns_of_head(b"".join(raw + b"\n" for raw, _, _ in self._head)[:SNIFF_BYTES])
         self.restarted = self._provisional and self.columns != (False, None)
         lines = self._head if self.restarted else self._head[len(self._head) - self._held:]
         self.year = None if self.restarted else self.year

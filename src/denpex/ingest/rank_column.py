@@ -147,8 +147,11 @@ def columns_of(source: Source) -> tuple[bool, RankColumn | None]:
     """(does a cluster shell's host column lead its lines, the rank column learned from it): both from one sniff of
     the input's first bytes; a host column's input learns no rank column (its host names are no ranks)."""
     head = sniffed_head(source, SNIFF_BYTES)
-    if head is None:
-        return False, None
+    return (False, None) if head is None else columns_of_head(head)
+
+
+def columns_of_head(head: bytes) -> tuple[bool, RankColumn | None]:
+    """columns_of for an input's first bytes already at hand (a live stream's first lines)."""
     if tagged_head(head):
         return True, None
     return False, learn(head)
